@@ -1,0 +1,129 @@
+"""opgen command line: new, list, remove, bench."""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from . import manifest, render
+from .errors import OpgenError
+from .names import validate_op_name
+from .project import Project, find_project
+from .writer import Transaction, remove_empty_dirs
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not the usage block
+        raise OpgenError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="opgen", description="Scaffold PyTorch custom CPU/CUDA operators in an opgen project.")
+    parser.add_argument("-C", dest="directory", type=Path, default=Path.cwd(), help="run as if started in this folder")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    new = commands.add_parser("new", help="write the kernel, bindings, wrapper, test and benchmark of a new op")
+    new.add_argument("name", help="op name: lowercase identifier, e.g. gelu_approx")
+    new.add_argument("--kind", default="elementwise", help=f"skeleton: {', '.join(render.kinds())} (default elementwise)")
+    new.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    new.add_argument("--dry-run", action="store_true", help="print what would be written, write nothing")
+
+    commands.add_parser("list", help="list the project's ops")
+
+    remove = commands.add_parser("remove", help="delete the files `opgen new` wrote for an op")
+    remove.add_argument("name")
+    remove.add_argument("--force", action="store_true", help="also delete files edited since they were generated")
+
+    bench = commands.add_parser("bench", help="run the benchmarks (python -m benchmarks) and write the report")
+    bench.add_argument("ops", nargs="*")
+    return parser
+
+
+def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool) -> int:
+    validate_op_name(name, project.package, project.namespace)
+    if kind not in render.kinds():
+        raise OpgenError(f"unknown kind {kind!r}: choose one of {', '.join(render.kinds())}")
+    recorded = manifest.load(project.root)
+    if not force and (name in project.existing_ops() or name in recorded["ops"]):
+        raise OpgenError(f"op {name!r} already exists in {project.root}: pick another name, or pass --force to overwrite it")
+    files = render.render_op(kind, render.context(name, project.package, project.namespace, kind))
+    clashes = [path for path in files if (project.root / path).exists()]
+    if clashes and not force:
+        raise OpgenError(f"would overwrite {', '.join(clashes)}: pass --force to overwrite")
+    if dry_run:
+        for path in files:
+            print(f"would write {path}")
+        return 0
+    recorded["ops"][name] = {"kind": kind, "files": {path: manifest.digest(text) for path, text in files.items()}}
+    transaction = Transaction(project.root)
+    for path, text in files.items():
+        transaction.write(path, text)
+    transaction.write(str(manifest.PATH), manifest.dumps(recorded))
+    transaction.commit()
+    for path in files:
+        print(f"wrote {path}{' (overwritten)' if path in clashes else ''}")
+    print(f"\nNext: pip install --no-build-isolation -e . && python -m pytest tests/test_{name}.py")
+    print(f"  (or, without reinstalling: OPGEN_JIT={name} python -m pytest tests/test_{name}.py)")
+    return 0
+
+
+def cmd_list(project: Project) -> int:
+    recorded = manifest.load(project.root)["ops"]
+    for op in sorted(set(project.existing_ops()) | set(recorded)):
+        kind = recorded.get(op, {}).get("kind", "hand-written")
+        state = "" if op in project.existing_ops() else "  (csrc missing)"
+        print(f"{op}\t{kind}{state}")
+    return 0
+
+
+def cmd_remove(project: Project, name: str, force: bool) -> int:
+    recorded = manifest.load(project.root)
+    entry = recorded["ops"].get(name)
+    if entry is None:
+        hint = " (not written by opgen, so opgen leaves it alone)" if name in project.existing_ops() else ""
+        raise OpgenError(f"no op {name!r} recorded in {manifest.PATH}{hint}")
+    present = [path for path in entry["files"] if (project.root / path).is_file()]
+    edited = [p for p in present if manifest.digest((project.root / p).read_bytes()) != entry["files"][p]]
+    if edited and not force:
+        raise OpgenError(f"edited since generated: {', '.join(edited)}; pass --force to delete them too")
+    del recorded["ops"][name]
+    transaction = Transaction(project.root)
+    for path in present:
+        transaction.remove(path)
+    transaction.write(str(manifest.PATH), manifest.dumps(recorded))
+    transaction.commit()
+    remove_empty_dirs(project.root, [(project.root / p).parent for p in present])
+    for path in present:
+        print(f"removed {path}")
+    left = project.root / "csrc" / name
+    if left.is_dir():
+        print(f"kept {left.relative_to(project.root)}/: it holds files opgen did not write")
+    return 0
+
+
+def cmd_bench(project: Project, ops: list[str]) -> int:
+    return subprocess.call([sys.executable, "-m", "benchmarks", *ops], cwd=project.root)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        project = find_project(args.directory)
+        if args.command == "new":
+            return cmd_new(project, args.name, args.kind, args.force, args.dry_run)
+        if args.command == "list":
+            return cmd_list(project)
+        if args.command == "remove":
+            return cmd_remove(project, args.name, args.force)
+        return cmd_bench(project, args.ops)
+    except OpgenError as error:
+        print(f"opgen: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("opgen: interrupted; nothing was written", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Renders an op kind's Jinja templates (templates/<kind>/, paths templated too) in memory."""
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+import jinja2
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+SUFFIX = ".jinja"
+
+
+def kinds() -> list[str]:
+    return sorted(d.name for d in TEMPLATES.iterdir() if d.is_dir() and not d.name.startswith("_"))
+
+
+def _environment() -> jinja2.Environment:
+    # `_shared/` holds blocks that several kinds extend or include.
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def context(op: str, package: str, namespace: str, kind: str) -> dict:
+    return {
+        "op": op,
+        "Op": "".join(part.capitalize() for part in op.split("_")),
+        "pkg": package,
+        "ns": namespace,
+        "kind": kind,
+    }
+
+
+def render_op(kind: str, ctx: dict) -> dict[str, str]:
+    """{project-relative posix path: file text} for every template of `kind`."""
+    env = _environment()
+    root = TEMPLATES / kind
+    files = {}
+    for path in sorted(root.rglob(f"*{SUFFIX}")):
+        relative = PurePosixPath(path.relative_to(TEMPLATES).as_posix())
+        target = env.from_string(str(PurePosixPath(*relative.parts[1:]))[: -len(SUFFIX)]).render(ctx)
+        files[target] = env.get_template(str(relative)).render(ctx)
+    return files

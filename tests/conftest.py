@@ -1,0 +1,38 @@
+"""Fixtures: a committed snapshot of the template (copier needs git), and generated projects."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+from helpers import git, make_template_repo  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def template_repo(tmp_path_factory) -> Path:
+    """copier.yml + template/ of this checkout, committed and tagged v1 in a scratch git repo."""
+    return make_template_repo(tmp_path_factory.mktemp("template-repo"))
+
+
+@pytest.fixture
+def project(tmp_path, template_repo) -> Path:
+    """A freshly generated project with default answers, committed to git."""
+    from helpers import copy_project
+
+    return copy_project(template_repo, tmp_path / "my_ops")
+
+
+def pytest_report_header(config):
+    import torch
+
+    nvcc = shutil.which("nvcc")
+    return f"torch {torch.__version__} (CUDA {torch.version.cuda}), nvcc {nvcc}, GPU {torch.cuda.is_available()}"
+
+
+__all__ = ["git", "subprocess"]

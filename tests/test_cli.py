@@ -1,0 +1,194 @@
+"""opgen new / list / remove on a generated project (no compilation here)."""
+import pytest
+
+from helpers import opgen, snapshot
+
+KIND_FILES = {
+    "elementwise": ["csrc/{op}/{op}.h", "csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu"],
+    "reduction": ["csrc/{op}/{op}.h", "csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu"],
+    "blank": ["csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu"],
+}
+PYTHON_FILES = ["my_ops/ops/{op}.py", "tests/test_{op}.py", "benchmarks/bench_{op}.py"]
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_FILES))
+def test_new_writes_every_file_of_the_kind(project, kind):
+    result = opgen(project, "new", "gelu_approx", "--kind", kind)
+    expected = [p.format(op="gelu_approx") for p in KIND_FILES[kind] + PYTHON_FILES]
+    for path in expected:
+        assert (project / path).is_file(), path
+        assert f"wrote {path}" in result.stdout
+        assert "{{" not in (project / path).read_text(), f"unrendered Jinja in {path}"
+    assert "pip install --no-build-isolation -e ." in result.stdout
+    cpp = (project / "csrc/gelu_approx/gelu_approx.cpp").read_text()
+    assert "TORCH_LIBRARY_FRAGMENT(my_ops, m)" in cpp and "TORCH_LIBRARY_IMPL(my_ops, CPU, m)" in cpp
+    assert 'm.def("gelu_approx(Tensor x) -> Tensor")' in cpp
+    cu = (project / "csrc/gelu_approx/gelu_approx_cuda.cu").read_text()
+    assert "TORCH_LIBRARY_IMPL(my_ops, CUDA, m)" in cu and "CUDAGuard" in cu
+    wrapper = (project / "my_ops/ops/gelu_approx.py").read_text()
+    assert 'register_fake("my_ops::gelu_approx")' in wrapper and 'register_autograd("my_ops::gelu_approx"' in wrapper
+    compile(wrapper, "wrapper", "exec")
+    compile((project / "tests/test_gelu_approx.py").read_text(), "test", "exec")
+
+
+def test_new_uses_the_project_namespace(tmp_path, template_repo):
+    from helpers import copy_project
+
+    project = copy_project(template_repo, tmp_path / "p", package_name="fastk", namespace="fk")
+    opgen(project, "new", "scale2")
+    assert "TORCH_LIBRARY_FRAGMENT(fk, m)" in (project / "csrc/scale2/scale2.cpp").read_text()
+    assert "torch.ops.fk.scale2" in (project / "fastk/ops/scale2.py").read_text()
+
+
+def test_new_works_from_a_subfolder(project):
+    opgen(project / "csrc", "new", "deep_op")
+    assert (project / "csrc/deep_op/deep_op.cpp").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["new", "1abc"], "invalid op name '1abc'"),
+        (["new", "class"], "Python keyword"),
+        (["new", "my-op"], "invalid op name 'my-op'"),
+        (["new", "good", "--kind", "weird"], "unknown kind 'weird'"),
+        (["new"], "required: name"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(project, args, message):
+    before = snapshot(project)
+    result = opgen(project, *args, check=False)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert snapshot(project) == before
+
+
+def test_existing_op_is_refused_without_force(project):
+    opgen(project, "new", "gelu_approx")
+    (project / "csrc/gelu_approx/gelu_approx.h").write_text("// my edit\n")
+    before = snapshot(project)
+    result = opgen(project, "new", "gelu_approx", check=False)
+    assert result.returncode == 2 and "already exists" in result.stderr
+    assert snapshot(project) == before
+    opgen(project, "new", "gelu_approx", "--force")
+    assert "my edit" not in (project / "csrc/gelu_approx/gelu_approx.h").read_text()
+
+
+def test_a_hand_written_file_in_the_way_is_refused(project):
+    (project / "tests/test_newop.py").write_text("# mine\n")
+    before = snapshot(project)
+    result = opgen(project, "new", "newop", check=False)
+    assert result.returncode == 2 and "would overwrite tests/test_newop.py" in result.stderr
+    assert snapshot(project) == before
+
+
+def test_outside_a_project_is_refused(tmp_path):
+    result = opgen(tmp_path, "new", "gelu_approx", check=False)
+    assert result.returncode == 2 and "not inside an opgen project" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_writes_nothing(project):
+    before = snapshot(project)
+    result = opgen(project, "new", "gelu_approx", "--dry-run")
+    assert "would write csrc/gelu_approx/gelu_approx_cuda.cu" in result.stdout
+    assert snapshot(project) == before
+
+
+def test_failed_generation_leaves_nothing_behind(project, monkeypatch):
+    """A failure half-way through writing (here: the fourth file) rolls every write back."""
+    import os
+
+    from opgen import cli, writer
+
+    before = snapshot(project)
+    real_replace = os.replace
+    calls = []
+
+    def failing_replace(src, dst):
+        calls.append(dst)
+        if len(calls) == 4:
+            raise OSError("disk full")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(writer.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        cli.main(["-C", str(project), "new", "gelu_approx"])
+    assert len(calls) == 4
+    assert snapshot(project) == before
+    assert not (project / "csrc/gelu_approx").exists()
+
+
+def test_interrupted_generation_leaves_nothing_behind(project, monkeypatch, capsys):
+    import os
+
+    from opgen import cli, writer
+
+    before = snapshot(project)
+    real_replace = os.replace
+
+    def interrupted_replace(src, dst):
+        if "test_" in str(dst):
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(writer.os, "replace", interrupted_replace)
+    assert cli.main(["-C", str(project), "new", "gelu_approx"]) == 130
+    assert "nothing was written" in capsys.readouterr().err
+    assert snapshot(project) == before
+
+
+def test_list_shows_ops_and_kinds(project):
+    opgen(project, "new", "aaa", "--kind", "reduction")
+    opgen(project, "new", "bbb")
+    listing = opgen(project, "list").stdout.splitlines()
+    assert listing == ["aaa\treduction", "bbb\telementwise"]
+
+
+def test_remove_deletes_only_what_opgen_wrote(project):
+    before = snapshot(project)
+    opgen(project, "new", "gelu_approx")
+    (project / "csrc/gelu_approx/notes.md").write_text("mine\n")
+    result = opgen(project, "remove", "gelu_approx")
+    assert "removed csrc/gelu_approx/gelu_approx.cpp" in result.stdout
+    assert "kept csrc/gelu_approx/" in result.stdout
+    assert (project / "csrc/gelu_approx/notes.md").read_text() == "mine\n"
+    (project / "csrc/gelu_approx/notes.md").unlink()
+    (project / "csrc/gelu_approx").rmdir()
+    after = snapshot(project)
+    after.pop(".opgen/manifest.json")
+    assert after == before
+
+
+def test_remove_refuses_edited_files_without_force(project):
+    opgen(project, "new", "gelu_approx")
+    (project / "csrc/gelu_approx/gelu_approx.h").write_text("// my math\n")
+    before = snapshot(project)
+    result = opgen(project, "remove", "gelu_approx", check=False)
+    assert result.returncode == 2 and "edited since generated: csrc/gelu_approx/gelu_approx.h" in result.stderr
+    assert snapshot(project) == before
+    opgen(project, "remove", "gelu_approx", "--force")
+    assert not (project / "csrc/gelu_approx").exists()
+    assert "gelu_approx" not in opgen(project, "list").stdout
+
+
+def test_remove_refuses_ops_opgen_did_not_write(project):
+    (project / "csrc/handmade").mkdir()
+    (project / "csrc/handmade/handmade.cpp").write_text("// mine\n")
+    result = opgen(project, "remove", "handmade", check=False)
+    assert result.returncode == 2 and "not written by opgen" in result.stderr
+    assert (project / "csrc/handmade/handmade.cpp").is_file()
+
+
+def test_console_script_runs():
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = shutil.which("opgen") or shutil.which("opgen", path=str(Path(sys.executable).parent))
+    assert script, "the opgen console script is not on PATH (pip install -e . in this repo)"
+    result = subprocess.run([script, "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "new" in result.stdout and "remove" in result.stdout

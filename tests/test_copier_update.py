@@ -1,0 +1,57 @@
+"""`copier update` brings template changes into a project and keeps the user's ops and edits."""
+import yaml
+
+from helpers import git, opgen
+
+
+def test_update_round_trip_keeps_user_ops(project, template_repo):
+    # The user adds an op, edits its kernel and commits.
+    opgen(project, "new", "gelu_approx")
+    header = project / "csrc/gelu_approx/gelu_approx.h"
+    edited = header.read_text().replace("x / (T(1) + std::exp(-x))", "x * T(0.5)  // my math")
+    header.write_text(edited)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "my op")
+
+    # The template moves on: a changed file and a new one.
+    checks = template_repo / "template/csrc/common/checks.h"
+    checks.write_text(checks.read_text() + "\n// template v2\n")
+    (template_repo / "template/csrc/common/new_helper.h").write_text("#pragma once\n")
+    git(template_repo, "add", "-A")
+    git(template_repo, "commit", "-q", "-m", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+
+    assert header.read_text() == edited
+    assert (project / "my_ops/ops/gelu_approx.py").is_file()
+    assert "// template v2" in (project / "csrc/common/checks.h").read_text()
+    assert (project / "csrc/common/new_helper.h").is_file()
+    assert yaml.safe_load((project / ".copier-answers.yml").read_text())["_commit"] == "v2"
+
+
+def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(project, template_repo):
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my readme")
+
+    template_readme = template_repo / "template/README.md.jinja"
+    template_readme.write_text(template_readme.read_text().replace("## Build and test", "## Building"))
+    git(template_repo, "commit", "-q", "-am", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2",
+                          conflict="inline")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    text = readme.read_text()
+    assert "(my notes)" in text and "## Building" in text
+    assert "<<<<<<<" in text  # the conflict is shown, not resolved silently

@@ -1,0 +1,100 @@
+"""A generated project with one op of each kind builds with pip and passes its own tests.
+
+Where torch has CUDA and a CUDA toolkit is found, this is a real CUDA build: nvcc compiles every
+generated .cu for sm_90 against torch's headers, and the CUDA kernels get registered (they run on a
+GPU machine; here their tests skip). Elsewhere the same sources build CPU-only.
+"""
+import sys
+import time
+
+import pytest
+
+from helpers import copy_project, cuda_build_expected, opgen, pip_install_editable, pytest_counts, run
+
+pytestmark = pytest.mark.slow
+OPS = {"gelu_approx": "elementwise", "row_sumsq": "reduction", "my_blank": "blank"}
+PACKAGE = "gen_ops_test"
+
+
+@pytest.fixture(scope="module")
+def built_project(tmp_path_factory, template_repo):
+    root = tmp_path_factory.mktemp("generated")
+    project = copy_project(template_repo, root / "gen_ops", project_name="gen-ops-test", package_name=PACKAGE)
+    for op, kind in OPS.items():
+        opgen(project, "new", op, "--kind", kind)
+    started = time.perf_counter()
+    build = pip_install_editable(project, env={"MAX_JOBS": "2", "TORCH_CUDA_ARCH_LIST": "9.0"})
+    print(f"build took {time.perf_counter() - started:.0f} s")
+    yield project, build.stdout + build.stderr
+    run([sys.executable, "-m", "pip", "uninstall", "-y", "gen-ops-test"], cwd=root)
+
+
+def test_build_picks_cuda_or_cpu_and_compiles_every_op(built_project):
+    _, log = built_project
+    if cuda_build_expected():
+        assert "CUDA build of 3 op(s)" in log
+        for op in OPS:
+            assert f"{op}_cuda.cu" in log
+        assert "arch=compute_90,code=sm_90" in log
+    else:
+        assert "CPU-only build of 3 op(s)" in log
+        assert "_cuda.cu" not in log
+
+
+def test_kernels_are_registered_for_the_right_devices(built_project):
+    project, _ = built_project
+    probe = (
+        f"import torch, {PACKAGE}\n"
+        "has = torch._C._dispatch_has_kernel_for_dispatch_key\n"
+        f"for op in {sorted(OPS)!r}:\n"
+        f"    print(op, has('{PACKAGE}::' + op, 'CPU'), has('{PACKAGE}::' + op, 'CUDA'))\n"
+    )
+    lines = run([sys.executable, "-c", probe], cwd=project.parent).stdout.split("\n")
+    expected = [f"{op} True {cuda_build_expected()}" for op in sorted(OPS)]
+    assert lines[: len(OPS)] == expected
+
+
+def test_generated_tests_pass(built_project):
+    project, _ = built_project
+    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project)
+    counts = pytest_counts(result.stdout)
+    print(result.stdout.strip().splitlines()[-1])
+    assert counts.get("passed", 0) >= 300 and not counts.get("failed") and not counts.get("error")
+
+
+def test_cuda_call_without_a_gpu_fails_cleanly(built_project):
+    project, _ = built_project
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present: the CUDA kernels run in the generated tests instead")
+    code = f"import torch, {PACKAGE}\ntry:\n    {PACKAGE}.gelu_approx(torch.ones(3, device='cuda'))\nexcept (RuntimeError, AssertionError) as e:\n    print('error:', e)\n"
+    out = run([sys.executable, "-c", code], cwd=project.parent).stdout
+    assert out.startswith("error:")
+
+
+def test_jit_loader_builds_the_same_sources(built_project, tmp_path):
+    """OPGEN_JIT=1 compiles csrc/ with cpp_extension.load; an unchanged op reloads without compiling."""
+    project, _ = built_project
+    env = {"OPGEN_JIT": "1", "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path), "MAX_JOBS": "2"}
+    code = (
+        "import time, torch\n"
+        f"import {PACKAGE}\n"
+        f"assert '{PACKAGE}._C' not in __import__('sys').modules\n"
+        "x = torch.randn(1000, dtype=torch.float64)\n"
+        f"torch.testing.assert_close({PACKAGE}.gelu_approx(x), x * torch.sigmoid(x))\n"
+        f"print('ok')\n"
+    )
+    assert run([sys.executable, "-c", code], cwd=project.parent, env=env).stdout.strip() == "ok"
+    started = time.perf_counter()
+    run([sys.executable, "-c", code], cwd=project.parent, env=env)
+    reload_s = time.perf_counter() - started
+    print(f"JIT reload of unchanged ops (whole interpreter start): {reload_s:.1f} s")
+    assert reload_s < 30
+
+
+def test_benchmarks_are_importable(built_project):
+    project, _ = built_project
+    code = "import importlib\n" + "".join(f"importlib.import_module('benchmarks.bench_{op}')\n" for op in OPS)
+    code += "import benchmarks.__main__ as m\nprint(m.available())\n"
+    assert run([sys.executable, "-c", code], cwd=project).stdout.strip() == str(sorted(OPS))

@@ -1,0 +1,62 @@
+"""copier renders template/ into a project that matches its answers, and refuses bad answers."""
+import copier
+import pytest
+import yaml
+
+from helpers import copy_project
+
+EXPECTED_FILES = [
+    ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py",
+    ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
+    "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "benchmarks/__init__.py", "benchmarks/__main__.py",
+    "benchmarks/harness.py", "benchmarks/report.py", "tests/test_extension.py",
+]
+PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "jit.py", "testing.py", "ops/__init__.py"]
+
+
+def test_defaults_render_a_complete_project(project):
+    for path in EXPECTED_FILES + [f"my_ops/{p}" for p in PACKAGE_FILES]:
+        assert (project / path).is_file(), path
+    assert not list(project.rglob("*.jinja")), "template suffixes left in the output"
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["package_name"] == "my_ops" and answers["namespace"] == "my_ops"
+    assert answers["cuda_arch_list"] == "9.0"
+    assert answers["_commit"] == "v1"
+
+
+def test_answers_reach_every_file(tmp_path, template_repo):
+    project = copy_project(template_repo, tmp_path / "p", project_name="Fast-Kernels", package_name="fastk",
+                           namespace="fk", cuda_arch_list="8.0;9.0+PTX", author="Ada", min_python="3.11")
+    assert (project / "fastk" / "_build.py").is_file() and not (project / "my_ops").exists()
+    build = (project / "fastk" / "_build.py").read_text()
+    assert 'PACKAGE = "fastk"' in build and 'DEFAULT_CUDA_ARCH_LIST = "8.0;9.0+PTX"' in build
+    pyproject = (project / "pyproject.toml").read_text()
+    assert 'name = "Fast-Kernels"' in pyproject and 'requires-python = ">=3.11"' in pyproject and "Ada" in pyproject
+    assert "torch.ops.fk" in (project / "README.md").read_text()
+    assert "fastk._C" in (project / "setup.py").read_text()
+
+
+def test_package_name_defaults_from_project_name(tmp_path, template_repo):
+    project = copy_project(template_repo, tmp_path / "p", project_name="My-Ops.X")
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["package_name"] == "my_ops_x"
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"package_name": "1pkg"},
+        {"package_name": "My-Pkg"},
+        {"package_name": "class"},
+        {"package_name": "torch"},
+        {"namespace": "aten"},
+        {"namespace": "bad-ns"},
+        {"cuda_arch_list": "sm_90"},
+        {"project_name": "-x"},
+    ],
+)
+def test_rejects_invalid_answers(tmp_path, template_repo, answers):
+    with pytest.raises(Exception, match="must"):
+        copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True, unsafe=True,
+                        quiet=True, vcs_ref="HEAD")
+    assert not (tmp_path / "p" / "setup.py").exists()
