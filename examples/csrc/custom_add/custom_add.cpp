@@ -1,0 +1,34 @@
+// custom_add: schema and CPU kernel. The CUDA kernel is in custom_add_cuda.cu.
+// A blank op: y = x, element by element. Change the schema, both kernels, the fake kernel and
+// the autograd formula in opgen_examples/ops/custom_add.py together.
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <torch/library.h>
+
+#include "common/checks.h"
+
+namespace examples::custom_add {
+
+at::Tensor forward_cpu(const at::Tensor& x) {
+  opgen::check_floating(x, "x");
+  const at::Tensor input = x.contiguous();
+  at::Tensor y = at::empty_like(input);
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "custom_add_cpu", [&] {
+    const scalar_t* in = input.const_data_ptr<scalar_t>();
+    scalar_t* out = y.mutable_data_ptr<scalar_t>();
+    for (int64_t i = 0; i < input.numel(); ++i) {
+      out[i] = in[i];
+    }
+  });
+  return y;
+}
+
+TORCH_LIBRARY_FRAGMENT(examples, m) {
+  m.def("custom_add(Tensor x) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(examples, CPU, m) {
+  m.impl("custom_add", &forward_cpu);
+}
+
+}  // namespace examples::custom_add

@@ -1,0 +1,27 @@
+"""fused_linear_gelu: kernels in csrc/fused_linear_gelu/. A blank op (y = x) to fill in."""
+import torch
+from torch import Tensor
+
+__all__ = ["fused_linear_gelu"]
+
+
+def fused_linear_gelu(x: Tensor) -> Tensor:
+    """fused_linear_gelu of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
+    return torch.ops.examples.fused_linear_gelu.default(x)
+
+
+def reference(x: Tensor) -> Tensor:
+    """fused_linear_gelu in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
+    return x.clone()
+
+
+@torch.library.register_fake("examples::fused_linear_gelu")
+def _(x: Tensor) -> Tensor:
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+def _backward(ctx, grad: Tensor):
+    return grad  # d(x)/dx = identity; update with the op's math
+
+
+torch.library.register_autograd("examples::fused_linear_gelu", _backward)

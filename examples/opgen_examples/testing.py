@@ -1,0 +1,107 @@
+"""Helpers for tests/test_<op>.py: devices, dtypes, shapes, memory layouts, comparison with a
+float64 reference, and the standard op checks (gradcheck, opcheck, torch.compile)."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import pytest
+import torch
+
+HAS_CUDA = torch.cuda.is_available()
+requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here: CUDA kernels are tested on a GPU machine")
+
+DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
+FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
+# Empty, single-element, odd sizes, sizes that end in a partial vector/tile, several dims.
+SHAPES = [(), (0,), (1,), (7,), (1031,), (4, 0, 3), (33, 65), (3, 5, 1027), (70001,)]
+# How the input's memory is laid out; the values are random either way.
+LAYOUTS = ["contiguous", "transposed", "strided", "misaligned"]
+
+# (rtol, atol) against a float64 reference, for outputs rounded once from float math.
+_TOLERANCES = {
+    torch.float64: (1e-9, 1e-12),
+    torch.float32: (2e-5, 1e-6),
+    torch.float16: (2e-3, 2e-3),
+    torch.bfloat16: (1.6e-2, 1e-2),
+}
+
+
+def tolerances(dtype: torch.dtype) -> tuple[float, float]:
+    return _TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def _random(shape: Sequence[int], dtype: torch.dtype, device, low: float, high: float) -> torch.Tensor:
+    if dtype.is_floating_point:
+        return torch.empty(shape, dtype=torch.float64, device=device).uniform_(low, high).to(dtype)
+    info = torch.iinfo(dtype)
+    lo, hi = max(int(low), info.min), min(int(high), info.max)
+    # randint has no uint16/uint32 kernels everywhere: draw in int64, then narrow.
+    return torch.randint(lo, hi + 1, tuple(shape), dtype=torch.int64, device=device).to(dtype)
+
+
+def make_tensor(shape: Sequence[int], dtype: torch.dtype = torch.float32, device="cpu", layout: str = "contiguous",
+                low: float = -4.0, high: float = 4.0) -> torch.Tensor:
+    """Fresh random values of `shape`, laid out in memory as `layout` says:
+
+    contiguous; transposed (dims reversed in memory); strided (every other element of a wider
+    tensor); misaligned (storage offset of one element, so the data is not 16-byte aligned).
+    """
+    shape = tuple(shape)
+    if layout == "contiguous":
+        return _random(shape, dtype, device, low, high)
+    if layout == "transposed":
+        dims = list(range(len(shape)))[::-1]
+        return _random(shape[::-1], dtype, device, low, high).permute(dims)
+    if layout == "strided":
+        if not shape:
+            return make_tensor(shape, dtype, device, "misaligned", low, high)
+        wide = _random(shape[:-1] + (2 * shape[-1],), dtype, device, low, high)
+        return wide[..., ::2]
+    if layout == "misaligned":
+        flat = _random((math.prod(shape) + 1,), dtype, device, low, high)
+        return flat[1:].view(shape)
+    raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
+
+
+def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype | None = None) -> None:
+    """`actual` equals the float64 `expected` within the tolerance of `dtype` (default: actual's)."""
+    dtype = dtype or actual.dtype
+    assert actual.dtype == dtype, f"dtype {actual.dtype}, expected {dtype}"
+    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+    rtol, atol = tolerances(dtype)
+    torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def check_gradients(fn: Callable, *inputs: torch.Tensor) -> None:
+    """torch.autograd.gradcheck of fn in float64 (inputs are cast and set to require grad)."""
+    args = [x.detach().double().requires_grad_(x.is_floating_point()) for x in inputs]
+    assert torch.autograd.gradcheck(fn, args, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def check_opcheck(op, *args, **kwargs) -> None:
+    """torch.library.opcheck: schema, fake (meta) kernel, autograd registration, AOT dispatch."""
+    torch.library.opcheck(op, args, kwargs)
+
+
+def check_compiles(fn: Callable, *args: torch.Tensor) -> None:
+    """fn under torch.compile(fullgraph=True) (no graph breaks) gives the eager result."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True)
+    expected = fn(*args)
+    actual = compiled(*args)
+    for a, e in zip(_as_tuple(actual), _as_tuple(expected)):
+        torch.testing.assert_close(a, e)
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def cuda_memory_gib() -> float:
+    return torch.cuda.get_device_properties(0).total_memory / 2**30 if HAS_CUDA else 0.0
+
+
+def requires_cuda_memory(gib: float):
+    """Skip unless a GPU with at least `gib` GiB is present (for tests past 2**31 elements)."""
+    return pytest.mark.skipif(cuda_memory_gib() < gib, reason=f"needs a CUDA device with {gib} GiB")

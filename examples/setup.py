@@ -1,0 +1,45 @@
+"""Builds opgen_examples._C: every op under csrc/, with CUDA when torch and nvcc allow it.
+
+    pip install --no-build-isolation -e .
+
+Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
+jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
+"""
+import importlib.util
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _load_build_config():
+    path = ROOT / "opgen_examples" / "_build.py"
+    spec = importlib.util.spec_from_file_location("opgen_examples_build", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+build = _load_build_config()
+with_cuda = build.cuda_build_enabled()  # before importing cpp_extension: it reads CUDA_HOME once
+
+from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension  # noqa: E402
+
+Extension = CUDAExtension if with_cuda else CppExtension
+sources = [str(p.relative_to(ROOT)) for p in build.extension_sources(with_cuda)]
+build.log(f"{'CUDA' if with_cuda else 'CPU-only'} build of {len(build.op_names())} op(s): {', '.join(build.op_names()) or '-'}")
+
+extension = Extension(
+    name="opgen_examples._C",
+    sources=sources,
+    include_dirs=build.include_dirs(with_cuda),
+    extra_compile_args={"cxx": build.CXX_FLAGS, "nvcc": build.NVCC_FLAGS} if with_cuda else {"cxx": build.CXX_FLAGS},
+)
+
+setup(
+    packages=find_packages(include=["opgen_examples", "opgen_examples.*"]),
+    ext_modules=[extension],
+    cmdclass={"build_ext": BuildExtension},
+    zip_safe=False,
+)
