@@ -1,0 +1,62 @@
+"""examples/ is a generated project: its template files match a fresh render, its untouched op
+skeletons match the op templates, and it builds and passes its own tests."""
+import sys
+from pathlib import Path
+
+import copier
+import pytest
+import yaml
+
+from helpers import pip_install_editable, pytest_counts, run
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+ANSWERS = yaml.safe_load((EXAMPLES / ".copier-answers.yml").read_text())
+MANIFEST = yaml.safe_load((EXAMPLES / ".opgen" / "manifest.json").read_text())
+SEED_OPS = ["vector_add", "scale", "fused_relu_scale", "gelu_approx", "fused_bias_gelu", "fused_linear_gelu",
+            "rgb_to_gray", "normalize_volume", "gemm", "bitonic_sort", "moe", "custom_add"]
+
+
+def test_template_files_have_not_drifted(tmp_path, template_repo):
+    data = {k: v for k, v in ANSWERS.items() if not k.startswith("_")}
+    fresh = tmp_path / "fresh"
+    copier.run_copy(str(template_repo), str(fresh), data=data, defaults=True, unsafe=True, quiet=True, vcs_ref="HEAD")
+    rendered = [p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()]
+    assert len(rendered) > 20
+    drifted = [str(p) for p in rendered
+               if p.name != ".copier-answers.yml" and (EXAMPLES / p).read_bytes() != (fresh / p).read_bytes()]
+    assert not drifted, f"examples/ differs from the template in {drifted}: re-render with copier"
+
+
+def test_untouched_op_skeleton_files_match_the_op_templates():
+    """Op files still as `opgen new` wrote them must equal what the op templates render today."""
+    from opgen import manifest, render
+
+    untouched = 0
+    for op, entry in MANIFEST["ops"].items():
+        ctx = render.context(op, ANSWERS["package_name"], ANSWERS["namespace"], entry["kind"])
+        files = render.render_op(entry["kind"], ctx)
+        for path, recorded in entry["files"].items():
+            current = EXAMPLES / path
+            if current.is_file() and manifest.digest(current.read_bytes()) == recorded:
+                untouched += 1
+                assert current.read_text() == files.get(path), f"{path}: op template drifted; regenerate it"
+    print(f"{untouched} untouched skeleton files checked")
+
+
+def test_every_seed_kernel_is_an_op():
+    for op in SEED_OPS:
+        assert (EXAMPLES / "csrc" / op / f"{op}.cpp").is_file(), op
+        assert (EXAMPLES / "opgen_examples" / "ops" / f"{op}.py").is_file(), op
+        assert (EXAMPLES / "tests" / f"test_{op}.py").is_file(), op
+    assert not (EXAMPLES / "csrc/custom_add/custom_add_cuda.cu").exists(), "custom_add is the CPU-only example"
+
+
+@pytest.mark.slow
+def test_examples_build_and_pass_their_tests():
+    build = pip_install_editable(EXAMPLES, env={"MAX_JOBS": "2"})
+    assert "build of 12 op(s)" in build.stdout + build.stderr
+    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"], cwd=EXAMPLES)
+    print(result.stdout.strip().splitlines()[-1])
+    counts = pytest_counts(result.stdout)
+    assert counts.get("passed", 0) > 500 and not counts.get("failed") and not counts.get("error")
