@@ -5,9 +5,9 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dest=$(realpath -m "${1:-my_ops}")
+[ -e "$dest" ] && { echo "$dest exists: pick another destination" >&2; exit 1; }
 bash "$repo/scripts/bootstrap.sh" "$repo/.venv" "${OPGEN_TORCH:-torch}"
 source "$repo/.venv/bin/activate"
-[ -e "$dest" ] && { echo "$dest exists: pick another destination" >&2; exit 1; }
 copier copy --trust --defaults --vcs-ref HEAD "$repo" "$dest"
 cd "$dest"
 opgen new gelu_approx

@@ -7,6 +7,7 @@ device-to-device copy (bytes read + written) or a measured cuBLAS matmul.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -29,19 +30,35 @@ class Row:
         return asdict(self)
 
 
-def time_ms(fn: Callable[[], object], warmup: int = 5, reps: int = 30) -> float:
-    """Median milliseconds of fn() on the current stream."""
+def time_ms(fn: Callable[[], object], warmup: int = 5, reps: int = 30, min_sample_ms: float = 1.0) -> float:
+    """Median milliseconds of one fn() on the current stream.
+
+    Each timed sample enqueues enough back-to-back calls to last about `min_sample_ms`, so a kernel
+    shorter than the host's per-call overhead is timed by the GPU's work, not by launch gaps.
+    """
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
+    calls = max(1, math.ceil(min_sample_ms / max(_one_sample_ms(fn, 1), 1e-3)))
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for start, end in zip(starts, ends):
         start.record()
-        fn()
+        for _ in range(calls):
+            fn()
         end.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) / calls
+
+
+def _one_sample_ms(fn: Callable[[], object], calls: int) -> float:
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(calls):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / calls
 
 
 def measure_copy_gbps(nbytes: int = 1 << 30) -> float:

@@ -8,83 +8,143 @@ from opgen_examples.ops.fused_bias_gelu import fused_bias_gelu, reference
 OP = torch.ops.examples.fused_bias_gelu.default
 BACKWARD_OP = torch.ops.examples.fused_bias_gelu_backward.default
 
+SHAPES = [s for s in testing.SHAPES if len(s) >= 1]  # bias runs along the last dim
+# Rows a whole number of 16-byte vectors wide (the CUDA vector path), of several widths.
+VECTOR_SHAPES = [(8,), (3, 16), (129, 24), (2, 3, 768), (1, 8192), (7001, 8)]
+
+
+def _bias_for(x, layout="contiguous"):
+    return testing.make_tensor((x.shape[-1],), x.dtype, x.device, layout)
+
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
+@pytest.mark.parametrize("shape", SHAPES + VECTOR_SHAPES)
 def test_forward_matches_reference(shape, layout, dtype, device):
     x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(fused_bias_gelu(x), reference(x.double()), dtype)
+    bias = _bias_for(x)
+    testing.assert_close(fused_bias_gelu(x, bias), reference(x.double(), bias.double()), dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("bias_layout", ["strided", "misaligned"])
+def test_non_contiguous_or_misaligned_bias(bias_layout, dtype, device):
+    x = testing.make_tensor((37, 64), dtype, device)
+    bias = _bias_for(x, bias_layout)
+    testing.assert_close(fused_bias_gelu(x, bias), reference(x.double(), bias.double()), dtype)
+
+
+@testing.requires_cuda
+def test_more_rows_than_one_grid_pass():
+    # 3M rows of 2 floats need more than 65535 row blocks, so threads loop over rows.
+    x = testing.make_tensor((3_000_000, 2), torch.float32, "cuda")
+    bias = _bias_for(x)
+    testing.assert_close(fused_bias_gelu(x, bias), reference(x.double(), bias.double()))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-def test_backward_matches_reference(dtype, device):
-    x = testing.make_tensor((37, 129), dtype, device).requires_grad_()
-    grad = testing.make_tensor((37, 129), dtype, device)
-    (dx,) = torch.autograd.grad(fused_bias_gelu(x), x, grad)
+@pytest.mark.parametrize("shape", [(37, 129), (4, 6, 64), (40,)])
+def test_backward_matches_reference(shape, dtype, device):
+    x = testing.make_tensor(shape, dtype, device).requires_grad_()
+    bias = _bias_for(x).requires_grad_()
+    grad = testing.make_tensor(shape, dtype, device)
+    dx, dbias = torch.autograd.grad(fused_bias_gelu(x, bias), (x, bias), grad)
     x64 = x.detach().double().requires_grad_()
-    (expected,) = torch.autograd.grad(reference(x64), x64, grad.double())
-    testing.assert_close(dx, expected, dtype)
+    bias64 = bias.detach().double().requires_grad_()
+    (expected_dx,) = torch.autograd.grad(reference(x64, bias64), x64, grad.double())
+    testing.assert_close(dx, expected_dx, dtype)
+    # dbias is dx summed over the leading dims (rounded once from a float sum).
+    testing.assert_close(dbias, dx.double().reshape(-1, shape[-1]).sum(0), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(fused_bias_gelu, testing.make_tensor((4, 33), torch.float64, device))
+def test_backward_of_x_alone_and_bias_alone(device):
+    x = testing.make_tensor((5, 8), torch.float32, device)
+    bias = _bias_for(x)
+    (dx,) = torch.autograd.grad(fused_bias_gelu(x.requires_grad_(), bias).sum(), x)
+    (dbias,) = torch.autograd.grad(fused_bias_gelu(x.detach(), bias.requires_grad_()).sum(), bias)
+    testing.assert_close(dbias, dx.double().sum(0))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("shape", [(4, 33), (2, 3, 8), (9,)])
+def test_gradcheck(shape, device):
+    x = testing.make_tensor(shape, torch.float64, device)
+    testing.check_gradients(fused_bias_gelu, x, _bias_for(x))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
+    for shape in [(7, 9), (5, 0), (2, 3, 16)]:
         x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
-        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x)
+        bias = _bias_for(x)
+        testing.check_opcheck(OP, x, bias)
+        testing.check_opcheck(OP, x.clone().requires_grad_(), bias.clone().requires_grad_())
+        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x, bias)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
     x = testing.make_tensor((64, 33), torch.float32, device)
-    testing.check_compiles(lambda t: fused_bias_gelu(t * 2) + 1, x)
+    testing.check_compiles(lambda t, b: fused_bias_gelu(t * 2, b) + 1, x, _bias_for(x))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
+def test_rejects_bad_arguments(device):
+    x = testing.make_tensor((4, 5), torch.float32, device)
+    bias = _bias_for(x)
     with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        fused_bias_gelu(torch.arange(6, device=device))
+        fused_bias_gelu(torch.arange(6, device=device), bias)
+    with pytest.raises(RuntimeError, match="x must have at least 1 dimension"):
+        fused_bias_gelu(x[0, 0], bias[:1])
+    with pytest.raises(RuntimeError, match="bias must have 1 dimension"):
+        fused_bias_gelu(x, bias[None])
+    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements, got 4"):
+        fused_bias_gelu(x, bias[:4])
+    with pytest.raises(RuntimeError, match="bias and x must have the same dtype"):
+        fused_bias_gelu(x, bias.double())
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_backward_rejects_mismatched_arguments(device):
     x = testing.make_tensor((4, 5), torch.float32, device)
+    bias = _bias_for(x)
     with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
-        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x)
+        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x, bias)
     with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
-        BACKWARD_OP(x.double(), x)
+        BACKWARD_OP(x.double(), x, bias)
+    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements"):
+        BACKWARD_OP(x, x, bias[:3])
 
 
 @testing.requires_cuda
 def test_rejects_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
+        fused_bias_gelu(torch.ones(2, 3, device="cuda"), torch.ones(3))
     with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
-        BACKWARD_OP(torch.ones(3, device="cuda"), torch.ones(3))
+        BACKWARD_OP(torch.ones(2, 3), torch.ones(2, 3, device="cuda"), torch.ones(3, device="cuda"))
 
 
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
-    x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
+    x = testing.make_tensor((1024, 1024), torch.float32, "cuda")
+    bias = _bias_for(x)
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        y = fused_bias_gelu(x)
+        y = fused_bias_gelu(x, bias)
     stream.synchronize()
-    testing.assert_close(y, reference(x.double()))
+    testing.assert_close(y, reference(x.double(), bias.double()))
 
 
 @testing.requires_cuda_memory(24)
 def test_more_than_2_to_the_31_elements():
-    n = 2**31 + 77
-    x = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
-    y = fused_bias_gelu(x)
-    for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
-        testing.assert_close(y[part], reference(x[part].double()), torch.float16)
+    rows, cols = 2**31 // 64 + 3, 64
+    x = torch.empty(rows, cols, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    bias = _bias_for(x)
+    y = fused_bias_gelu(x, bias)
+    for part in (slice(0, 64), slice(2**31 // 64 - 64, 2**31 // 64 + 64), slice(rows - 64, rows)):
+        testing.assert_close(y[part], reference(x[part].double(), bias.double()), torch.float16)

@@ -1,4 +1,6 @@
 """fused_linear_gelu: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+import contextlib
+
 import pytest
 import torch
 
@@ -7,35 +9,146 @@ from opgen_examples.ops.fused_linear_gelu import fused_linear_gelu, reference
 
 OP = torch.ops.examples.fused_linear_gelu.default
 
+# (x shape, out_features): odd sizes, leading dims, 1-D x, empty batch, in_features or out_features
+# of 0 or 1 (where cuBLASLt is skipped), sizes cuBLASLt vectorizes.
+CASES = [
+    ((3, 5, 17), 13),
+    ((17,), 13),
+    ((0, 17), 13),
+    ((2, 0, 17), 13),
+    ((4, 0), 3),
+    ((5, 17), 0),
+    ((1, 17), 13),
+    ((5, 1), 13),
+    ((5, 17), 1),
+    ((64, 96), 40),
+    ((2, 33, 128), 72),
+]
+
+
+def _inputs(x_shape, out_features, dtype, device, x_layout="contiguous", weight_layout="contiguous"):
+    # Values in [-1, 1]: pre-activations of order 1, where the GELU is neither linear nor zero.
+    x = testing.make_tensor(x_shape, dtype, device, x_layout, low=-1, high=1)
+    weight = testing.make_tensor((out_features, x_shape[-1]), dtype, device, weight_layout, low=-1, high=1)
+    bias = testing.make_tensor((out_features,), dtype, device, low=-1, high=1)
+    return x, weight, bias
+
+
+def _as_float64(*tensors):
+    return [t.detach().double().requires_grad_(t.requires_grad) for t in tensors]
+
+
+@contextlib.contextmanager
+def _tf32(allowed: bool):
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = allowed
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-@pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(fused_linear_gelu(x), reference(x.double()), dtype)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_forward_matches_reference(case, dtype, device):
+    x, weight, bias = _inputs(*case, dtype, device)
+    testing.assert_close(fused_linear_gelu(x, weight, bias), reference(*_as_float64(x, weight, bias)), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(fused_linear_gelu, testing.make_tensor((4, 33), torch.float64, device))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("x_layout", testing.LAYOUTS)
+@pytest.mark.parametrize("weight_layout", testing.LAYOUTS)
+def test_forward_with_any_strides(weight_layout, x_layout, dtype, device):
+    x, weight, bias = _inputs((3, 7, 24), 20, dtype, device, x_layout, weight_layout)
+    testing.assert_close(fused_linear_gelu(x, weight, bias), reference(*_as_float64(x, weight, bias)), dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
+@pytest.mark.parametrize("case", [((3, 5, 17), 13), ((17,), 13), ((0, 17), 13)], ids=str)
+def test_backward_matches_reference(case, dtype, device):
+    inputs = [t.requires_grad_() for t in _inputs(*case, dtype, device)]
+    y = fused_linear_gelu(*inputs)
+    grad = testing.make_tensor(y.shape, dtype, device, low=-1, high=1)
+    grads = torch.autograd.grad(y, inputs, grad)
+    inputs64 = _as_float64(*inputs)
+    expected = torch.autograd.grad(reference(*inputs64), inputs64, grad.double())
+    for actual, want in zip(grads, expected):
+        testing.assert_close(actual, want, dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("case", [((2, 3, 5), 6), ((5,), 4), ((3, 0), 2)], ids=str)
+def test_gradcheck(case, device):
+    testing.check_gradients(fused_linear_gelu, *_inputs(*case, torch.float64, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
+    for case in [((3, 5, 17), 13), ((0, 17), 13), ((17,), 13)]:
+        inputs = _inputs(*case, torch.float32, device)
+        testing.check_opcheck(OP, *inputs)
+        testing.check_opcheck(OP, *[t.clone().requires_grad_() for t in inputs])
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda t: fused_linear_gelu(t * 2) + 1, testing.make_tensor((64, 33), torch.float32, device))
+    x, weight, bias = _inputs((4, 16, 33), 24, torch.float32, device)
+    testing.check_compiles(lambda t, w, b: fused_linear_gelu(t * 2, w, b) + 1, x, weight, bias)
+
+
+@testing.requires_cuda
+def test_float32_follows_the_tf32_flag():
+    # 1024 products of values in [-1, 1] per output: full float32 errs by ~1e-6, TF32 (10-bit
+    # mantissas) by ~1e-2. Eager nn.Linear + GELU, under the same flag, calibrates each case.
+    x, weight, bias = _inputs((256, 1024), 256, torch.float32, "cuda")
+    expected = reference(*_as_float64(x, weight, bias))
+
+    def max_error(fn):
+        return (fn(x, weight, bias).double() - expected).abs().max().item()
+
+    with _tf32(False):
+        assert max_error(fused_linear_gelu) < 1e-4 and max_error(reference) < 1e-4
+    if torch.cuda.get_device_capability() >= (8, 0):
+        with _tf32(True):
+            assert max_error(fused_linear_gelu) > 1e-4 and max_error(reference) > 1e-4
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        fused_linear_gelu(torch.arange(6, device=device))
+def test_rejects_bad_arguments(device):
+    x, weight, bias = _inputs((4, 5), 3, torch.float32, device)
+    bad = [
+        ((torch.arange(5, device=device), weight, bias), "x must be a floating-point tensor"),
+        ((x[0, 0], weight, bias), "x must have at least 1 dimension"),
+        ((x, weight[0], bias), "weight must have 2 dimension"),
+        ((x, weight[:, :4], bias), r"weight must have x.size\(-1\) = 5 columns \(in_features\), got shape \[3, 4\]"),
+        ((x, weight, bias[None]), "bias must have 1 dimension"),
+        ((x, weight, bias[:2]), r"bias must have weight.size\(0\) = 3 elements \(out_features\), got 2"),
+        ((x, weight.double(), bias), "weight and x must have the same dtype"),
+        ((x, weight, bias.half()), "bias and x must have the same dtype"),
+    ]
+    for args, message in bad:
+        with pytest.raises(RuntimeError, match=message):
+            fused_linear_gelu(*args)
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    x, weight, bias = _inputs((4, 5), 3, torch.float32, "cuda")
+    with pytest.raises(RuntimeError, match="weight and x must be on the same device"):
+        fused_linear_gelu(x, weight.cpu(), bias)
+    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
+        fused_linear_gelu(x, weight, bias.cpu())
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    x, weight, bias = _inputs((512, 256), 384, torch.float32, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = fused_linear_gelu(x, weight, bias)
+    stream.synchronize()
+    testing.assert_close(y, reference(*_as_float64(x, weight, bias)))

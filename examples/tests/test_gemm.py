@@ -3,39 +3,145 @@ import pytest
 import torch
 
 from opgen_examples import testing
-from opgen_examples.ops.gemm import gemm, reference
+from opgen_examples.ops.gemm import gemm, gemm_naive, reference
 
 OP = torch.ops.examples.gemm.default
+# (M, K, N): single elements, odd sizes (scalar loads), multiples of 4 with partial tiles (vector
+# loads with predicated edges), a K of one, a full 128 x 128 tile, and empty operands.
+SIZES = [(1, 1, 1), (17, 33, 65), (129, 1, 257), (130, 68, 132), (128, 128, 128), (200, 520, 36), (0, 5, 3),
+         (4, 0, 3), (3, 5, 0)]
+# Unit roundoff of the output dtype and of the dtype the kernel accumulates in.
+_ROUNDOFF = {torch.float32: (2**-24, 2**-24), torch.float16: (2**-11, 2**-24), torch.bfloat16: (2**-8, 2**-24),
+             torch.float64: (2**-53, 2**-53)}
+
+
+def assert_matches_product(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """c equals a @ b within the textbook error bound of a K-term dot product: K * u_acc * (|a| @ |b|),
+    plus the rounding of the output (subnormal outputs included), so any missing or wrong term shows."""
+    assert c.shape == (a.shape[0], b.shape[1]) and c.dtype == a.dtype and c.device == a.device
+    u_out, u_acc = _ROUNDOFF[a.dtype]
+    a64, b64 = a.double().cpu(), b.double().cpu()
+    expected = a64 @ b64
+    subnormal_rounding = torch.finfo(a.dtype).smallest_normal * u_out
+    bound = (2 * u_out + a.shape[1] * u_acc) * (a64.abs() @ b64.abs()) + subnormal_rounding
+    error = (c.double().cpu() - expected).abs()
+    assert bool((error <= bound).all()), f"max error {error.max().item():.3g}, bound there {bound.flatten()[error.argmax()]:.3g}"
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(gemm(x), reference(x.double()), dtype)
+@pytest.mark.parametrize("size", SIZES, ids=str)
+def test_forward_matches_reference(size, layout, dtype, device):
+    m, k, n = size
+    a = testing.make_tensor((m, k), dtype, device, layout)
+    b = testing.make_tensor((k, n), dtype, device, layout)
+    c = gemm(a, b)
+    assert c.is_contiguous()
+    assert_matches_product(c, a, b)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_mixed_layouts_and_row_strides(device):
+    # A row-major view with padded rows is used in place; a column slice keeps unit column stride.
+    wide = testing.make_tensor((67, 200), torch.float32, device)
+    a = wide[:, 3:131]  # (67, 128), row stride 200
+    b = testing.make_tensor((256, 128), torch.float32, device)[::2]  # (128, 128), row stride 256
+    assert_matches_product(gemm(a, b), a, b)
+    assert_matches_product(gemm(a, b.t().contiguous().t()), a, b)
+    # Broadcast rows (stride 0) and a single column.
+    row = testing.make_tensor((1, 40), torch.float32, device).expand(9, 40)
+    col = testing.make_tensor((40, 1), torch.float32, device)
+    assert_matches_product(gemm(row, col), row, col)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_zero_inner_dimension_gives_zeros(device):
+    c = gemm(torch.ones(3, 0, device=device), torch.ones(0, 4, device=device))
+    assert torch.equal(c, torch.zeros(3, 4, device=device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
+def test_backward_matches_reference(dtype, device):
+    a = testing.make_tensor((37, 45), dtype, device).requires_grad_()
+    b = testing.make_tensor((45, 29), dtype, device).requires_grad_()
+    grad = testing.make_tensor((37, 29), dtype, device)
+    da, db = torch.autograd.grad(gemm(a, b), (a, b), grad)
+    assert_matches_product(da, grad, b.detach().t())
+    assert_matches_product(db, a.detach().t(), grad)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_gradcheck(device):
-    testing.check_gradients(gemm, testing.make_tensor((4, 33), torch.float64, device))
+    testing.check_gradients(gemm, testing.make_tensor((5, 7), torch.float64, device),
+                            testing.make_tensor((7, 3), torch.float64, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
+    for m, k, n in [(7, 9, 5), (0, 3, 4)]:
+        testing.check_opcheck(OP, testing.make_tensor((m, k), torch.float32, device),
+                              testing.make_tensor((k, n), torch.float32, device))
+    a = testing.make_tensor((33, 65), torch.float32, device).requires_grad_()
+    testing.check_opcheck(OP, a, testing.make_tensor((65, 17), torch.float32, device).requires_grad_())
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda t: gemm(t * 2) + 1, testing.make_tensor((64, 33), torch.float32, device))
+    a = testing.make_tensor((64, 33), torch.float32, device)
+    b = testing.make_tensor((33, 48), torch.float32, device)
+    testing.check_compiles(lambda x, y: gemm(x * 2, y) + 1, a, b)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        gemm(torch.arange(6, device=device))
+def test_rejects_bad_input(device):
+    a = testing.make_tensor((4, 5), torch.float32, device)
+    with pytest.raises(RuntimeError, match="a must be a floating-point tensor"):
+        gemm(torch.ones(4, 5, dtype=torch.int64, device=device), a.t())
+    with pytest.raises(RuntimeError, match="a must have 2 dimension"):
+        gemm(torch.ones(5, device=device), a.t())
+    with pytest.raises(RuntimeError, match="b must have 2 dimension"):
+        gemm(a, torch.ones(5, device=device))
+    with pytest.raises(RuntimeError, match="a's columns and b's rows must match"):
+        gemm(a, a)
+    with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
+        gemm(a, a.t().double())
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="a and b must be on the same device"):
+        gemm(torch.ones(3, 4, device="cuda"), torch.ones(4, 2))
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    a = testing.make_tensor((1000, 1000), torch.float32, "cuda")
+    b = testing.make_tensor((1000, 1000), torch.float32, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        c = gemm(a, b)
+    stream.synchronize()
+    assert_matches_product(c, a, b)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("size", [(1, 1, 1), (17, 33, 65), (300, 200, 100)], ids=str)
+def test_naive_kernel_matches_reference(size):
+    m, k, n = size
+    a = testing.make_tensor((m, k), torch.float32, "cuda")
+    b = testing.make_tensor((k, n), torch.float32, "cuda", "transposed")
+    assert_matches_product(gemm_naive(a, b), a, b)
+
+
+@testing.requires_cuda
+@testing.requires_cuda_memory(24)
+def test_offsets_past_two_to_the_31():
+    m, k, n = (1 << 21) + 3, 1024, 12  # a has 2^31 + 3072 elements: row offsets need 64 bits
+    a = torch.empty(m, k, device="cuda").uniform_(-1, 1)
+    b = testing.make_tensor((k, n), torch.float32, "cuda")
+    c = gemm(a, b)
+    tail = slice(m - 200, m)
+    assert_matches_product(c[tail], a[tail], b)

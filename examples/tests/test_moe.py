@@ -1,4 +1,7 @@
-"""moe: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""moe: values against the per-expert PyTorch loop in float64 (odd sizes, empty input, many experts,
+non-contiguous inputs, every dtype), opcheck, torch.compile, forward-only, bad input."""
+import math
+
 import pytest
 import torch
 
@@ -7,35 +10,176 @@ from opgen_examples.ops.moe import moe, reference
 
 OP = torch.ops.examples.moe.default
 
+# (tokens, hidden, ffn, experts, top_k). Hidden and ffn sizes that are and are not multiples of 8
+# (on CUDA: the combine's 16-byte vector path or its scalar path; for bfloat16 on Hopper, the grouped
+# GEMM or the per-expert GEMMs); top_k of 1, 2 and all experts; E past one warp (32) and at the CUDA
+# limit (256); enough pairs for several 256-pair sort segments.
+CASES = [
+    (1, 16, 24, 1, 1),
+    (7, 33, 65, 3, 2),
+    (7, 8, 8, 3, 3),
+    (129, 64, 48, 8, 2),
+    (129, 33, 20, 8, 1),
+    (129, 40, 17, 8, 8),
+    (0, 16, 8, 3, 2),
+    (50, 24, 16, 40, 33),
+    (1000, 32, 16, 8, 2),
+    (300, 16, 8, 256, 4),
+]
+
+
+def make_inputs(tokens, hidden, ffn, experts, dtype=torch.float32, device="cpu", layout="contiguous"):
+    """Random inputs scaled so that every intermediate is O(1), x in `layout`, weights contiguous."""
+    x = testing.make_tensor((tokens, hidden), dtype, device, layout, low=-1, high=1)
+    gate = testing.make_tensor((experts, hidden), dtype, device, low=-1, high=1)
+    b1, b2 = math.sqrt(3 / hidden), math.sqrt(3 / max(ffn, 1))
+    w1 = testing.make_tensor((experts, ffn, hidden), dtype, device, low=-b1, high=b1)
+    w2 = testing.make_tensor((experts, hidden, ffn), dtype, device, low=-b2, high=b2)
+    return x, gate, w1, w2
+
+
+def expected_of(x, gate, w1, w2, top_k):
+    return reference(x.double(), gate.double(), w1.double(), w2.double(), top_k)
+
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-@pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(moe(x), reference(x.double()), dtype)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "T{}-d{}-F{}-E{}-k{}".format(*c))
+def test_forward_matches_reference(case, dtype, device):
+    *sizes, top_k = case
+    inputs = make_inputs(*sizes, dtype=dtype, device=device)
+    testing.assert_close(moe(*inputs, top_k), expected_of(*inputs, top_k), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(moe, testing.make_tensor((4, 33), torch.float64, device))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("layout", testing.LAYOUTS)
+def test_non_contiguous_inputs(layout, dtype, device):
+    x, gate, w1, w2 = make_inputs(129, 32, 24, 8, dtype=dtype, device=device, layout=layout)
+    # The weights as transposed, strided and misaligned (offset by one element) views.
+    gate_t = gate.t().contiguous().t()
+    w1_t = w1.transpose(1, 2).contiguous().transpose(1, 2)
+    w2_s = torch.cat([w2, w2], dim=2)[:, :, ::2].copy_(w2)
+    w2_m = torch.cat([w2.new_zeros(1), w2.flatten()])[1:].view(w2.shape)
+    expected = expected_of(x, gate, w1, w2, 2)
+    testing.assert_close(moe(x, gate_t, w1_t, w2_s, 2), expected, dtype)
+    testing.assert_close(moe(x, gate, w1, w2_m, 2), expected, dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_identical_experts_give_the_plain_ffn(dtype, device):
+    # With every expert the same, routing only splits a weight of 1: y = gelu(x @ w1^T) @ w2^T.
+    x, gate, w1, w2 = make_inputs(77, 24, 40, 1, dtype=dtype, device=device)
+    gate = testing.make_tensor((6, 24), dtype, device)
+    w1, w2 = w1.expand(6, -1, -1), w2.expand(6, -1, -1)
+    ffn = torch.nn.functional.gelu(x.double() @ w1[0].double().t(), approximate="tanh") @ w2[0].double().t()
+    testing.assert_close(moe(x, gate, w1, w2, 3), ffn, dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_top_k_chooses_the_largest_logits(device):
+    # x = identity rows, so token t's logits are gate[:, t]; w1 = I and w2[e] = (e + 1) I, so expert e
+    # outputs (e + 1) * gelu(x[t]). Each token's top two logits are 3 and 2, at known experts.
+    x = torch.eye(4, device=device)
+    gate = torch.tensor([[0.0, 3, 1, 0], [1, 0, 3, 2], [2, 2, 0, 3], [3, 0, 2, 1], [0, 1, 0, 0]], device=device)
+    w1 = torch.eye(4, device=device).repeat(5, 1, 1)
+    w2 = torch.stack([(e + 1) * torch.eye(4, device=device) for e in range(5)])
+    first, second = torch.tensor([[3, 2], [0, 2], [1, 3], [2, 1]], device=device).unbind(1)
+    p_first = 1 / (1 + math.exp(-1))  # softmax([3, 2])[0]
+    scale = p_first * (first + 1) + (1 - p_first) * (second + 1)
+    expected = torch.nn.functional.gelu(x, approximate="tanh") * scale[:, None]
+    torch.testing.assert_close(moe(x, gate, w1, w2, 2), expected)
+
+
+@testing.requires_cuda
+def test_cuda_many_tokens_and_deterministic():
+    # Thousands of 256-pair segments, several experts, bitwise the same on a second run.
+    inputs = make_inputs(20000, 64, 32, 64, dtype=torch.float32, device="cuda")
+    y = moe(*inputs, 6)
+    testing.assert_close(y, expected_of(*inputs, 6))
+    assert torch.equal(y, moe(*inputs, 6))
+
+
+@testing.requires_cuda
+def test_cuda_runs_on_the_current_stream():
+    inputs = make_inputs(4096, 128, 256, 8, dtype=torch.bfloat16, device="cuda")
+    expected = expected_of(*inputs, 2)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = moe(*inputs, 2)
+    torch.cuda.current_stream().wait_stream(stream)
+    testing.assert_close(y, expected, torch.bfloat16)
+
+
+@testing.requires_cuda
+def test_cuda_grouped_gemm_path_never_syncs():
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the grouped-GEMM path is for Hopper (sm_90)")
+    bf16 = make_inputs(512, 64, 128, 8, dtype=torch.bfloat16, device="cuda")
+    fp32 = make_inputs(512, 64, 128, 8, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        y = moe(*bf16, 2)  # grouped GEMMs: no device-to-host copy
+        with pytest.raises(RuntimeError, match="synchroniz"):
+            moe(*fp32, 2)  # per-expert GEMMs: one copy of the expert sizes
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    testing.assert_close(y, expected_of(*bf16, 2), torch.bfloat16)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
+    for case in [(7, 33, 65, 3, 3), (0, 16, 8, 3, 1)]:
+        *sizes, top_k = case
+        testing.check_opcheck(OP, *make_inputs(*sizes, device=device), top_k)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda t: moe(t * 2) + 1, testing.make_tensor((64, 33), torch.float32, device))
+    testing.check_compiles(lambda x, g, w1, w2: moe(x * 2, g, w1, w2, 2) + 1, *make_inputs(65, 32, 48, 4, device=device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        moe(torch.arange(6, device=device))
+def test_backward_raises_forward_only(device):
+    x, gate, w1, w2 = make_inputs(5, 8, 8, 3, device=device)
+    y = moe(x.requires_grad_(), gate, w1, w2, 2)  # the forward itself works with grad-requiring inputs
+    testing.assert_close(y.detach(), expected_of(x.detach(), gate, w1, w2, 2))
+    with pytest.raises(RuntimeError, match="moe is forward-only"):
+        y.sum().backward()
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_rejects_bad_input(device):
+    x, gate, w1, w2 = make_inputs(5, 8, 6, 3, device=device)
+    bad = [
+        ((x.long(), gate, w1, w2, 1), "x must be a floating-point tensor"),
+        ((x, gate.double(), w1, w2, 1), "gate_weight and x must have the same dtype"),
+        ((x, gate, w1.half(), w2, 1), "w1 and x must have the same dtype"),
+        ((x, gate, w1, w2.bfloat16(), 1), "w2 and x must have the same dtype"),
+        ((x[0], gate, w1, w2, 1), "x must have 2 dimensions"),
+        ((x, gate[0], w1, w2, 1), "gate_weight must have 2 dimensions"),
+        ((x, gate[:, :7], w1, w2, 1), r"gate_weight must have shape \(experts, 8\)"),
+        ((x, gate[:0], w1[:0], w2[:0], 1), "gate_weight must have at least one expert"),
+        ((x, gate, w1[:2], w2, 1), r"w1 must have shape \(3, ffn, 8\)"),
+        ((x, gate, w1[0], w2, 1), "w1 must have 3 dimensions"),
+        ((x, gate, w1, w2[0], 1), "w2 must have 3 dimensions"),
+        ((x, gate, w1, w2[:, :, :5], 1), r"w2 must have shape \(3, 8, 6\)"),
+        ((x, gate, w1, w2, 0), "top_k must be between 1 and the number of experts"),
+        ((x, gate, w1, w2, 4), "top_k must be between 1 and the number of experts"),
+    ]
+    for args, message in bad:
+        with pytest.raises(RuntimeError, match=message):
+            moe(*args)
+
+
+@testing.requires_cuda
+def test_rejects_mixed_devices_and_too_many_experts():
+    x, gate, w1, w2 = make_inputs(5, 8, 6, 3, device="cuda")
+    with pytest.raises(RuntimeError, match="w1 and x must be on the same device"):
+        moe(x, gate, w1.cpu(), w2, 1)
+    x, gate, w1, w2 = make_inputs(5, 8, 6, 257, device="cuda")
+    with pytest.raises(RuntimeError, match="at most 256 experts"):
+        moe(x, gate, w1, w2, 1)

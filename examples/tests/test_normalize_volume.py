@@ -1,4 +1,5 @@
-"""normalize_volume: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""normalize_volume: values against a float64 reference over layouts (the CUDA vector path and
+its misaligned fallback), opcheck, torch.compile, bad input."""
 import pytest
 import torch
 
@@ -6,36 +7,91 @@ from opgen_examples import testing
 from opgen_examples.ops.normalize_volume import normalize_volume, reference
 
 OP = torch.ops.examples.normalize_volume.default
+MAX_VALUE = 4095.0  # the seed's: 12-bit CT data
+# 3-D only: empty, one voxel, odd sizes, several 4096-voxel CUDA tiles plus a partial one.
+SHAPES = [(0, 0, 0), (4, 0, 3), (1, 1, 1), (2, 3, 7), (3, 5, 1027), (17, 19, 23)]
+
+
+def make_volume(shape, device, layout="contiguous", high=65535):
+    return testing.make_tensor(shape, torch.uint16, device, layout, low=0, high=high)
+
+
+def expected(volume, max_value):
+    return volume.double() / max_value
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(normalize_volume(x), reference(x.double()), dtype)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_forward_matches_reference(shape, layout, device):
+    volume = make_volume(shape, device, layout)
+    out = normalize_volume(volume, MAX_VALUE)
+    assert out.is_contiguous()
+    testing.assert_close(out, expected(volume, MAX_VALUE), torch.float32)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(normalize_volume, testing.make_tensor((4, 33), torch.float64, device))
+@pytest.mark.parametrize("max_value", [65535.0, 1.0, 0.3, 1e30])
+def test_max_values(max_value, device):
+    volume = make_volume((3, 5, 1027), device)
+    testing.assert_close(normalize_volume(volume, max_value), expected(volume, max_value), torch.float32)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_full_range_maps_to_unit_interval(device):
+    volume = torch.arange(65536, dtype=torch.int64, device=device).to(torch.uint16).view(16, 64, 64)
+    out = normalize_volume(volume, 65535)
+    assert out[0, 0, 0] == 0 and out[-1, -1, -1] == 1
+    testing.assert_close(out, expected(volume, 65535), torch.float32)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_matches_eager_pytorch(device):
+    volume = make_volume((7, 9, 11), device, high=MAX_VALUE)
+    torch.testing.assert_close(normalize_volume(volume, MAX_VALUE), reference(volume, MAX_VALUE))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
+    for shape in [(2, 3, 7), (0, 4, 4), (3, 5, 1027)]:
+        testing.check_opcheck(OP, make_volume(shape, device), MAX_VALUE)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda t: normalize_volume(t * 2) + 1, testing.make_tensor((64, 33), torch.float32, device))
+    testing.check_compiles(lambda v: normalize_volume(v, MAX_VALUE) * 2 - 1, make_volume((8, 16, 33), device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        normalize_volume(torch.arange(6, device=device))
+def test_rejects_bad_input(device):
+    volume = make_volume((2, 3, 4), device)
+    with pytest.raises(RuntimeError, match="volume must be UInt16, got Float"):
+        normalize_volume(volume.float(), MAX_VALUE)
+    with pytest.raises(RuntimeError, match="volume must be UInt16, got Short"):
+        normalize_volume(volume.to(torch.int16), MAX_VALUE)
+    with pytest.raises(RuntimeError, match=r"volume must have 3 dimension\(s\), got shape \[6, 4\]"):
+        normalize_volume(volume.view(6, 4), MAX_VALUE)
+    for bad in (0.0, -1.0, float("nan"), 1e-50):
+        with pytest.raises(RuntimeError, match="max_value must be positive"):
+            normalize_volume(volume, bad)
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    volume = make_volume((16, 256, 256), "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        out = normalize_volume(volume, MAX_VALUE)
+    stream.synchronize()
+    testing.assert_close(out, expected(volume, MAX_VALUE), torch.float32)
+
+
+@testing.requires_cuda_memory(24)
+def test_more_than_2_to_the_31_voxels():
+    n = 2**31 + 77
+    words = torch.randint(-(2**31), 2**31 - 1, ((n + 1) // 2,), dtype=torch.int32, device="cuda")
+    volume = words.view(torch.uint16)[:n].view(1, 1, n)  # random uint16 without an int64 copy
+    out = normalize_volume(volume, MAX_VALUE)
+    for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
+        testing.assert_close(out[..., part], expected(volume[..., part], MAX_VALUE), torch.float32)

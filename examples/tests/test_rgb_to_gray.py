@@ -1,41 +1,102 @@
-"""rgb_to_gray: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""rgb_to_gray: bit-exact against the integer reference (every RGB colour, layouts that take the
+CUDA vector path, its fallback and the partial last tile), opcheck, torch.compile, bad input."""
 import pytest
 import torch
 
 from opgen_examples import testing
-from opgen_examples.ops.rgb_to_gray import rgb_to_gray, reference
+from opgen_examples.ops.rgb_to_gray import reference, rgb_to_gray
 
 OP = torch.ops.examples.rgb_to_gray.default
+# Empty, one pixel, odd sizes, 4096-pixel CUDA tiles (64 x 64 is exactly one), and a partial last tile.
+SHAPES = [(0, 0, 3), (0, 5, 3), (1, 1, 3), (7, 13, 3), (64, 64, 3), (33, 65, 3), (5, 4099, 3)]
+
+
+def make_image(shape, device, layout="contiguous"):
+    return testing.make_tensor(shape, torch.uint8, device, layout, low=0, high=255)
+
+
+def every_colour(device) -> torch.Tensor:
+    """A 4096 x 4096 image holding each of the 2^24 RGB colours once."""
+    code = torch.arange(1 << 24, dtype=torch.int32, device=device)
+    rgb = torch.stack([code >> 16, (code >> 8) & 255, code & 255], dim=-1)
+    return rgb.to(torch.uint8).view(4096, 4096, 3)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", testing.SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(rgb_to_gray(x), reference(x.double()), dtype)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_matches_reference_exactly(shape, layout, device):
+    img = make_image(shape, device, layout)
+    gray = rgb_to_gray(img)
+    assert gray.dtype == torch.uint8 and gray.shape == shape[:2] and gray.is_contiguous()
+    assert torch.equal(gray, reference(img))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(rgb_to_gray, testing.make_tensor((4, 33), torch.float64, device))
+def test_channels_first_view(device):
+    img = make_image((3, 37, 129), device).permute(1, 2, 0)  # H x W x 3 view of a 3 x H x W tensor
+    assert torch.equal(rgb_to_gray(img), reference(img))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_every_colour_is_rounded_bt601(device):
+    img = every_colour(device)
+    gray = rgb_to_gray(img)
+    assert gray[0, 0] == 0 and gray[-1, -1] == 255  # black and white stay black and white
+    for rows in (slice(start, start + 512) for start in range(0, 4096, 512)):  # bounded temporaries
+        assert torch.equal(gray[rows], reference(img[rows]))
+        r, g, b = img[rows].int().unbind(-1)
+        error = (1000 * gray[rows].int() - (299 * r + 587 * g + 114 * b)).abs()  # in 1/1000 of a level
+        assert error.max() <= 500 + 3  # rounded to nearest, up to the fixed-point weights' error
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("aligned", [True, False])
+def test_cuda_matches_cpu_bit_for_bit(aligned):
+    img = make_image((1080, 1921, 3), "cpu")  # many full 4096-pixel tiles and a partial one
+    storage = torch.empty(img.numel() + 1, dtype=torch.uint8, device="cuda")
+    on_gpu = storage[:-1] if aligned else storage[1:]  # 16-byte aligned or not: both kernel paths
+    on_gpu.copy_(img.flatten())
+    on_gpu = on_gpu.view(img.shape)
+    assert (on_gpu.data_ptr() % 16 == 0) == aligned
+    assert torch.equal(rgb_to_gray(on_gpu).cpu(), rgb_to_gray(img))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
-    for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
+    for shape in [(7, 13, 3), (0, 4, 3), (64, 65, 3)]:
+        testing.check_opcheck(OP, make_image(shape, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda t: rgb_to_gray(t * 2) + 1, testing.make_tensor((64, 33), torch.float32, device))
+    testing.check_compiles(lambda img: rgb_to_gray(img).float() / 255, make_image((48, 64, 3), device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        rgb_to_gray(torch.arange(6, device=device))
+def test_rejects_bad_input(device):
+    img = make_image((4, 5, 3), device)
+    with pytest.raises(RuntimeError, match="img must be Byte, got Float"):
+        rgb_to_gray(img.float())
+    for shape in [(4, 5, 4), (4, 15), (1, 4, 5, 3)]:
+        with pytest.raises(RuntimeError, match=r"img must be an H x W x 3 \(RGB\) image, got shape"):
+            rgb_to_gray(make_image(shape, device))
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    img = make_image((512, 1024, 3), "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        gray = rgb_to_gray(img)
+    stream.synchronize()
+    assert torch.equal(gray, reference(img))
+
+
+@testing.requires_cuda_memory(8)
+def test_more_than_2_to_the_31_bytes():
+    img = torch.randint(0, 256, (23000, 32000, 3), dtype=torch.uint8, device="cuda")  # 2.2 GB: byte offsets pass 2^31
+    gray = rgb_to_gray(img)
+    for rows in (slice(0, 2), slice(22365, 22375), slice(22998, 23000)):  # byte 2^31 is in row 22369
+        assert torch.equal(gray[rows], reference(img[rows]))

@@ -1,12 +1,16 @@
-"""vector_add: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""vector_add: values against a float64 reference, both kernel paths (16-byte vectors and the
+misaligned fallback), gradients, opcheck, torch.compile, bad input."""
 import pytest
 import torch
 
 from opgen_examples import testing
-from opgen_examples.ops.vector_add import vector_add, reference
+from opgen_examples.ops.vector_add import naive, reference, vector_add
 
 OP = torch.ops.examples.vector_add.default
-BACKWARD_OP = torch.ops.examples.vector_add_backward.default
+
+
+def make_pair(shape, dtype, device, layout_a="contiguous", layout_b="contiguous"):
+    return testing.make_tensor(shape, dtype, device, layout_a), testing.make_tensor(shape, dtype, device, layout_b)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -14,77 +18,110 @@ BACKWARD_OP = torch.ops.examples.vector_add_backward.default
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
 @pytest.mark.parametrize("shape", testing.SHAPES)
 def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    testing.assert_close(vector_add(x), reference(x.double()), dtype)
+    a, b = make_pair(shape, dtype, device, layout, layout)
+    testing.assert_close(vector_add(a, b), reference(a.double(), b.double()), dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("aligned", [(True, True), (False, True), (True, False), (False, False)])
+def test_vector_and_misaligned_paths(aligned, dtype, device):
+    # On CUDA, 16-byte aligned a and b take the vector path; any misaligned one, the scalar path.
+    # 70001 elements: many full tiles plus a partial one.
+    layouts = ["contiguous" if ok else "misaligned" for ok in aligned]
+    a, b = make_pair((70001,), dtype, device, *layouts)
+    for x, ok in zip((a, b), aligned):
+        assert (x.data_ptr() % 16 == 0) == ok
+    c = vector_add(a, b)
+    assert c.is_contiguous()
+    testing.assert_close(c, reference(a.double(), b.double()), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-def test_backward_matches_reference(dtype, device):
-    x = testing.make_tensor((37, 129), dtype, device).requires_grad_()
+def test_gradient_flows_to_both_inputs(dtype, device):
+    a, b = (t.requires_grad_() for t in make_pair((37, 129), dtype, device))
     grad = testing.make_tensor((37, 129), dtype, device)
-    (dx,) = torch.autograd.grad(vector_add(x), x, grad)
-    x64 = x.detach().double().requires_grad_()
-    (expected,) = torch.autograd.grad(reference(x64), x64, grad.double())
-    testing.assert_close(dx, expected, dtype)
+    da, db = torch.autograd.grad(vector_add(a, b), (a, b), grad)
+    testing.assert_close(da, grad.double(), dtype)
+    testing.assert_close(db, grad.double(), dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_gradient_to_one_input(device):
+    a, b = make_pair((5, 7), torch.float32, device)
+    a.requires_grad_()
+    (da,) = torch.autograd.grad(vector_add(a, b).sum(), a)
+    testing.assert_close(da, torch.ones(5, 7, dtype=torch.float64))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_gradcheck(device):
-    testing.check_gradients(vector_add, testing.make_tensor((4, 33), torch.float64, device))
+    testing.check_gradients(vector_add, *make_pair((4, 33), torch.float64, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_opcheck(device):
     for shape in [(7, 9), (0,), (1031,)]:
-        x = testing.make_tensor(shape, torch.float32, device)
-        testing.check_opcheck(OP, x)
-        testing.check_opcheck(OP, x.clone().requires_grad_())
-        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x)
+        a, b = make_pair(shape, torch.float32, device)
+        testing.check_opcheck(OP, a, b)
+        testing.check_opcheck(OP, a.clone().requires_grad_(), b.clone().requires_grad_())
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_torch_compile_fullgraph(device):
-    x = testing.make_tensor((64, 33), torch.float32, device)
-    testing.check_compiles(lambda t: vector_add(t * 2) + 1, x)
+    testing.check_compiles(lambda a, b: vector_add(a * 2, b) + 1, *make_pair((64, 33), torch.float32, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_rejects_integer_input(device):
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        vector_add(torch.arange(6, device=device))
+    with pytest.raises(RuntimeError, match="a must be a floating-point tensor"):
+        vector_add(torch.arange(6, device=device), torch.arange(6, device=device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_backward_rejects_mismatched_arguments(device):
-    x = testing.make_tensor((4, 5), torch.float32, device)
-    with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
-        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x)
-    with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
-        BACKWARD_OP(x.double(), x)
+def test_rejects_mismatched_arguments(device):
+    a = testing.make_tensor((4, 5), torch.float32, device)
+    with pytest.raises(RuntimeError, match="a and b must have the same shape"):
+        vector_add(a, testing.make_tensor((5, 4), torch.float32, device))
+    with pytest.raises(RuntimeError, match="a and b must have the same shape"):  # no broadcasting
+        vector_add(a, testing.make_tensor((5,), torch.float32, device))
+    with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
+        vector_add(a, a.double())
 
 
 @testing.requires_cuda
 def test_rejects_tensors_on_different_devices():
-    with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
-        BACKWARD_OP(torch.ones(3, device="cuda"), torch.ones(3))
+    with pytest.raises(RuntimeError, match="a and b must be on the same device"):
+        vector_add(torch.ones(3, device="cuda"), torch.ones(3))
+    with pytest.raises(RuntimeError, match="a and b must be on the same device"):
+        vector_add(torch.ones(3), torch.ones(3, device="cuda"))
 
 
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
-    x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
+    a, b = make_pair((1 << 20,), torch.float32, "cuda")
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        y = vector_add(x)
+        c = vector_add(a, b)
     stream.synchronize()
-    testing.assert_close(y, reference(x.double()))
+    testing.assert_close(c, reference(a.double(), b.double()))
+
+
+@testing.requires_cuda
+def test_naive_seed_kernel_adds():
+    a, b = make_pair((70001,), torch.float32, "cuda", "contiguous", "misaligned")
+    torch.testing.assert_close(naive(a, b), a + b, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="a must be Float"):
+        naive(a.half(), b.half())
 
 
 @testing.requires_cuda_memory(24)
 def test_more_than_2_to_the_31_elements():
     n = 2**31 + 77
-    x = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
-    y = vector_add(x)
+    a = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    b = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    c = vector_add(a, b)
     for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
-        testing.assert_close(y[part], reference(x[part].double()), torch.float16)
+        testing.assert_close(c[part], reference(a[part].double(), b[part].double()), torch.float16)

@@ -6,19 +6,18 @@ from pathlib import Path
 
 import torch
 
-from .harness import Bench
+from .harness import Bench, Row
 
 
 def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
 
 
-def markdown(bench: Bench) -> str:
-    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+def markdown(bench: Bench, meta: dict) -> str:
     lines = [
-        f"# Benchmarks on {device}",
+        f"# Benchmarks on {meta['device']}",
         "",
-        f"torch {torch.__version__}; measured device-to-device copy: {bench.copy_gbps:.0f} GB/s "
+        f"torch {meta['torch']}; measured device-to-device copy: {meta['copy_gbps']:.0f} GB/s "
         "(bytes read + written). `roofline` is the achieved rate over that copy bandwidth "
         "(memory-bound ops) or over the measured cuBLAS rate (matmuls).",
         "",
@@ -35,7 +34,7 @@ def markdown(bench: Bench) -> str:
 
 
 def chart(bench: Bench, path: Path) -> bool:
-    """Bar chart of roofline fraction per case and implementation; False if matplotlib is missing."""
+    """Horizontal bars: % of the roofline per case, one bar per implementation; False without matplotlib."""
     try:
         import matplotlib
 
@@ -43,31 +42,47 @@ def chart(bench: Bench, path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    cases = list(dict.fromkeys((r.op, r.case) for r in bench.rows if r.roofline is not None))
-    impls = list(dict.fromkeys(r.impl for r in bench.rows if r.roofline is not None))
-    fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(cases) * len(impls)), 6))
-    width = 0.8 / max(1, len(impls))
+    rows = [r for r in bench.rows if r.roofline is not None]
+    cases = list(dict.fromkeys((r.op, r.case) for r in rows))
+    impls = list(dict.fromkeys(r.impl for r in rows))
+    height = 0.8 / max(1, len(impls))
+    fig, ax = plt.subplots(figsize=(10, max(3.0, 0.22 * len(cases) * len(impls) + 1)))
     for k, impl in enumerate(impls):
-        values = {(r.op, r.case): 100 * r.roofline for r in bench.rows if r.impl == impl and r.roofline is not None}
-        xs = [i + k * width for i in range(len(cases))]
-        ax.bar(xs, [values.get(c, 0) for c in cases], width, label=impl)
-    ax.axhline(100, color="black", linewidth=0.8)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cases))])
-    ax.set_xticklabels([f"{op}\n{case}" for op, case in cases], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("% of measured copy bandwidth / cuBLAS rate")
-    ax.legend()
+        values = {(r.op, r.case): 100 * r.roofline for r in rows if r.impl == impl}
+        ys = [i + k * height for i in range(len(cases))]
+        ax.barh(ys, [values.get(c, 0) for c in cases], height, label=impl)
+    ax.axvline(100, color="black", linewidth=0.8)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(cases))])
+    ax.set_yticklabels([f"{op}: {case}" for op, case in cases], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("% of measured copy bandwidth (memory-bound) or cuBLAS rate (matmul)")
+    ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return True
 
 
-def write(bench: Bench, out_dir: Path) -> list[Path]:
+def write(bench: Bench, out_dir: Path, meta: dict | None = None) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
+    meta = meta or {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
     written = [out_dir / "report.md", out_dir / "report.json"]
-    written[0].write_text(markdown(bench))
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+    written[0].write_text(markdown(bench, meta))
     written[1].write_text(json.dumps({"meta": meta, "rows": [r.as_dict() for r in bench.rows]}, indent=1))
     if chart(bench, out_dir / "report.png"):
         written.append(out_dir / "report.png")
     return written
+
+
+def rewrite(json_path: Path) -> list[Path]:
+    """Re-render report.md and report.png from a report.json (e.g. one copied off a GPU machine)."""
+    data = json.loads(json_path.read_text())
+    bench = Bench(rows=[Row(**row) for row in data["rows"]], _copy_gbps=data["meta"]["copy_gbps"])
+    return write(bench, json_path.parent, data["meta"])
+
+
+if __name__ == "__main__":
+    import sys
+
+    for written in rewrite(Path(sys.argv[1])):
+        print(f"wrote {written}")

@@ -1,30 +1,60 @@
-// bitonic_sort: schema and CPU kernel. The CUDA kernel is in bitonic_sort_cuda.cu.
-// A blank op: y = x, element by element. Change the schema, both kernels, the fake kernel and
-// the autograd formula in opgen_examples/ops/bitonic_sort.py together.
+// bitonic_sort: schema and CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu.
+//
+// The CPU kernel sorts the same (key, index) pairs as the CUDA bitonic network (bitonic_sort.h)
+// with std::sort, so both devices return the same values and the same indices.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
 #include <torch/library.h>
 
-#include "common/checks.h"
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
+#include "bitonic_sort/bitonic_sort.h"
 
 namespace examples::bitonic_sort {
 
-at::Tensor forward_cpu(const at::Tensor& x) {
-  opgen::check_floating(x, "x");
-  const at::Tensor input = x.contiguous();
-  at::Tensor y = at::empty_like(input);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "bitonic_sort_cpu", [&] {
-    const scalar_t* in = input.const_data_ptr<scalar_t>();
-    scalar_t* out = y.mutable_data_ptr<scalar_t>();
-    for (int64_t i = 0; i < input.numel(); ++i) {
-      out[i] = in[i];
+template <typename scalar_t>
+void sort_rows_cpu(const scalar_t* in, scalar_t* values, int64_t* indices, int64_t rows, int64_t n,
+                   bool descending) {
+  using Item = ItemOf<scalar_t>;
+  at::parallel_for(0, rows, std::max<int64_t>(1, 32768 / n), [&](int64_t begin, int64_t end) {
+    std::vector<Item> items(n);
+    for (int64_t r = begin; r < end; ++r) {
+      const scalar_t* row = in + r * n;
+      for (int64_t i = 0; i < n; ++i) {
+        items[i] = Item::make(key_of(row[i], descending), static_cast<uint32_t>(i));
+      }
+      std::sort(items.begin(), items.end());
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t index = items[i].index();
+        values[r * n + i] = row[index];
+        indices[r * n + i] = index;
+      }
     }
   });
-  return y;
+}
+
+std::tuple<at::Tensor, at::Tensor> forward_cpu(const at::Tensor& x, bool descending) {
+  check_input(x);
+  const at::Tensor input = x.contiguous();
+  at::Tensor values = at::empty(input.sizes(), input.options());
+  at::Tensor indices = at::empty(input.sizes(), input.options().dtype(at::kLong));
+  const int64_t n = row_length(input);
+  const int64_t rows = n == 0 ? 0 : input.numel() / n;
+  if (rows == 0) {
+    return {values, indices};
+  }
+  AT_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cpu", BITONIC_SORT_DISPATCH_CASES([&] {
+                       sort_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(), values.mutable_data_ptr<scalar_t>(),
+                                               indices.mutable_data_ptr<int64_t>(), rows, n, descending);
+                     }));
+  return {values, indices};
 }
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("bitonic_sort(Tensor x) -> Tensor");
+  m.def("bitonic_sort(Tensor x, bool descending=False) -> (Tensor values, Tensor indices)");
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

@@ -1,30 +1,41 @@
-// fused_bias_gelu: the element-wise math, shared by the CPU kernel (fused_bias_gelu.cpp) and the CUDA kernel
-// (fused_bias_gelu_cuda.cu), so the two cannot drift apart.
+// fused_bias_gelu: the element-wise math and the argument checks, shared by the CPU kernel
+// (fused_bias_gelu.cpp) and the CUDA kernel (fused_bias_gelu_cuda.cu). The GELU itself is
+// gelu_approx's, so every GELU in the project is the same function.
 #pragma once
 
+#include <ATen/ATen.h>
 #include <c10/macros/Macros.h>
 
-#include <cmath>
+#include "common/checks.h"
+#include "gelu_approx/gelu_approx.h"
 
 namespace examples::fused_bias_gelu {
 
-// y = f(x). T is float or double: float16 and bfloat16 inputs are computed in float.
-// Placeholder math (SiLU, x * sigmoid(x)): replace it with fused_bias_gelu's, together with Backward below
-// and reference() in opgen_examples/ops/fused_bias_gelu.py.
+// y = gelu_tanh(x + bias), the sum taken in T (float for float16/bfloat16 inputs): one rounding, at the end.
 struct Forward {
   template <typename T>
-  C10_HOST_DEVICE T operator()(T x) const {
-    return x / (T(1) + std::exp(-x));
+  C10_HOST_DEVICE T operator()(T x, T bias) const {
+    return gelu_approx::Forward{}(x + bias);
   }
 };
 
-// dx = grad * f'(x)
+// dz = grad * gelu_tanh'(x + bias): the gradient of x (and, summed over the rows, of bias).
 struct Backward {
   template <typename T>
-  C10_HOST_DEVICE T operator()(T grad, T x) const {
-    const T s = T(1) / (T(1) + std::exp(-x));
-    return grad * s * (T(1) + x * (T(1) - s));
+  C10_HOST_DEVICE T operator()(T grad, T x, T bias) const {
+    return gelu_approx::Backward{}(grad, x + bias);
   }
 };
+
+// x: floating, at least 1-D; bias: 1-D with x.size(-1) elements, same dtype and device as x.
+inline void check_arguments(const at::Tensor& x, const at::Tensor& bias) {
+  opgen::check_floating(x, "x");
+  TORCH_CHECK(x.dim() >= 1, "x must have at least 1 dimension (the one bias is added along), got a scalar");
+  opgen::check_same_device(bias, "bias", x, "x");
+  opgen::check_same_dtype(bias, "bias", x, "x");
+  opgen::check_dim(bias, "bias", 1);
+  TORCH_CHECK(bias.size(0) == x.size(-1), "bias must have x.size(-1) = ", x.size(-1), " elements, got ",
+              bias.size(0));
+}
 
 }  // namespace examples::fused_bias_gelu

@@ -1,30 +1,31 @@
-// fused_linear_gelu: schema and CPU kernel. The CUDA kernel is in fused_linear_gelu_cuda.cu.
-// A blank op: y = x, element by element. Change the schema, both kernels, the fake kernel and
-// the autograd formula in opgen_examples/ops/fused_linear_gelu.py together.
+// fused_linear_gelu: y = gelu_tanh(x @ weight^T + bias), i.e. nn.Linear followed by
+// nn.GELU(approximate="tanh"). Schema and CPU kernel; the CUDA kernel is in fused_linear_gelu_cuda.cu.
+//
+// CPU: addmm (a BLAS GEMM with the bias as its C operand), then the shared GELU functor in place.
+// (at::_addmm_activation is not used here: on CPU it applies the exact erf GELU, not the tanh one.)
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <torch/library.h>
 
-#include "common/checks.h"
+#include "common/cpu_loops.h"
+#include "fused_linear_gelu/fused_linear_gelu.h"
+#include "gelu_approx/gelu_approx.h"
 
 namespace examples::fused_linear_gelu {
 
-at::Tensor forward_cpu(const at::Tensor& x) {
-  opgen::check_floating(x, "x");
-  const at::Tensor input = x.contiguous();
-  at::Tensor y = at::empty_like(input);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "fused_linear_gelu_cpu", [&] {
-    const scalar_t* in = input.const_data_ptr<scalar_t>();
-    scalar_t* out = y.mutable_data_ptr<scalar_t>();
-    for (int64_t i = 0; i < input.numel(); ++i) {
-      out[i] = in[i];
-    }
+at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  check_arguments(x, weight, bias);
+  const at::Tensor x2d = as_matrix(x);
+  at::Tensor y = at::addmm(bias, x2d, weight.t()).contiguous();  // a fresh tensor: GELU it in place
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "fused_linear_gelu_cpu", [&] {
+    scalar_t* data = y.mutable_data_ptr<scalar_t>();
+    opgen::cpu::map(gelu_approx::Forward{}, y.numel(), data, static_cast<const scalar_t*>(data));
   });
-  return y;
+  return y.view(output_shape(x, weight));
 }
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("fused_linear_gelu(Tensor x) -> Tensor");
+  m.def("fused_linear_gelu(Tensor x, Tensor weight, Tensor bias) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

@@ -1,6 +1,7 @@
-// fused_relu_scale: schema and CPU kernels. The CUDA kernels are in fused_relu_scale_cuda.cu.
+// fused_relu_scale: schemas and CPU kernels. The CUDA kernels are in fused_relu_scale_cuda.cu.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
 #include <torch/library.h>
 
 #include "common/checks.h"
@@ -9,33 +10,36 @@
 
 namespace examples::fused_relu_scale {
 
-at::Tensor forward_cpu(const at::Tensor& x) {
+at::Tensor forward_cpu(const at::Tensor& x, double alpha) {
   opgen::check_floating(x, "x");
   const at::Tensor input = x.contiguous();
-  at::Tensor y = at::empty_like(input);
+  at::Tensor y = at::empty(input.sizes(), input.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "fused_relu_scale_cpu", [&] {
-    opgen::cpu::map(Forward{}, input.numel(), y.mutable_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
+    using opmath_t = at::opmath_type<scalar_t>;
+    opgen::cpu::map(Forward<opmath_t>{static_cast<opmath_t>(alpha)}, input.numel(), y.mutable_data_ptr<scalar_t>(),
+                    input.const_data_ptr<scalar_t>());
   });
   return y;
 }
 
-at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
+at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x, double alpha) {
   opgen::check_floating(x, "x");
   opgen::check_same_dtype(grad, "grad", x, "x");
   opgen::check_same_shape(grad, "grad", x, "x");
   const at::Tensor g = grad.contiguous();
   const at::Tensor input = x.contiguous();
-  at::Tensor dx = at::empty_like(input);
+  at::Tensor dx = at::empty(input.sizes(), input.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "fused_relu_scale_backward_cpu", [&] {
-    opgen::cpu::map(Backward{}, input.numel(), dx.mutable_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-                    input.const_data_ptr<scalar_t>());
+    using opmath_t = at::opmath_type<scalar_t>;
+    opgen::cpu::map(Backward<opmath_t>{static_cast<opmath_t>(alpha)}, input.numel(), dx.mutable_data_ptr<scalar_t>(),
+                    g.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
   });
   return dx;
 }
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("fused_relu_scale(Tensor x) -> Tensor");
-  m.def("fused_relu_scale_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("fused_relu_scale(Tensor x, float alpha) -> Tensor");
+  m.def("fused_relu_scale_backward(Tensor grad, Tensor x, float alpha) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

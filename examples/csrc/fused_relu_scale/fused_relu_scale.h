@@ -1,29 +1,29 @@
-// fused_relu_scale: the element-wise math, shared by the CPU kernel (fused_relu_scale.cpp) and the CUDA kernel
-// (fused_relu_scale_cuda.cu), so the two cannot drift apart.
+// fused_relu_scale: the element-wise math, shared by the CPU kernels (fused_relu_scale.cpp) and the
+// CUDA kernels (fused_relu_scale_cuda.cu), so the two cannot drift apart.
 #pragma once
 
 #include <c10/macros/Macros.h>
 
-#include <cmath>
-
 namespace examples::fused_relu_scale {
 
-// y = f(x). T is float or double: float16 and bfloat16 inputs are computed in float.
-// Placeholder math (SiLU, x * sigmoid(x)): replace it with fused_relu_scale's, together with Backward below
-// and reference() in opgen_examples/ops/fused_relu_scale.py.
+// y = max(x, 0) * alpha. T is float or double (float16 and bfloat16 are computed in float).
+// Written as a comparison, not fmax, so that NaN propagates as it does through torch.relu.
+template <typename T>
 struct Forward {
-  template <typename T>
+  T alpha;
+
   C10_HOST_DEVICE T operator()(T x) const {
-    return x / (T(1) + std::exp(-x));
+    return (x < T(0) ? T(0) : x) * alpha;
   }
 };
 
-// dx = grad * f'(x)
+// dx = grad * alpha where x > 0, else 0 (the gradient at x = 0 is 0, as for torch.relu).
+template <typename T>
 struct Backward {
-  template <typename T>
+  T alpha;
+
   C10_HOST_DEVICE T operator()(T grad, T x) const {
-    const T s = T(1) / (T(1) + std::exp(-x));
-    return grad * s * (T(1) + x * (T(1) - s));
+    return x <= T(0) ? T(0) : grad * alpha;
   }
 };
 

@@ -1,30 +1,25 @@
 // normalize_volume: schema and CPU kernel. The CUDA kernel is in normalize_volume_cuda.cu.
-// A blank op: y = x, element by element. Change the schema, both kernels, the fake kernel and
-// the autograd formula in opgen_examples/ops/normalize_volume.py together.
+// A uint16 D x H x W volume (a CT scan, say) to float32, in [0, 1] when max_value is the largest
+// voxel value. Not differentiable (the input is integer), so no backward.
 #include <ATen/ATen.h>
-#include <ATen/Dispatch.h>
 #include <torch/library.h>
 
-#include "common/checks.h"
+#include "common/cpu_loops.h"
+#include "normalize_volume/normalize_volume.h"
 
 namespace examples::normalize_volume {
 
-at::Tensor forward_cpu(const at::Tensor& x) {
-  opgen::check_floating(x, "x");
-  const at::Tensor input = x.contiguous();
-  at::Tensor y = at::empty_like(input);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "normalize_volume_cpu", [&] {
-    const scalar_t* in = input.const_data_ptr<scalar_t>();
-    scalar_t* out = y.mutable_data_ptr<scalar_t>();
-    for (int64_t i = 0; i < input.numel(); ++i) {
-      out[i] = in[i];
-    }
-  });
-  return y;
+at::Tensor forward_cpu(const at::Tensor& volume, double max_value) {
+  check_arguments(volume, max_value);
+  const at::Tensor input = volume.contiguous();
+  at::Tensor out = at::empty(input.sizes(), input.options().dtype(at::kFloat));
+  opgen::cpu::map(Normalize{static_cast<float>(max_value)}, input.numel(), out.mutable_data_ptr<float>(),
+                  input.const_data_ptr<uint16_t>());
+  return out;
 }
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("normalize_volume(Tensor x) -> Tensor");
+  m.def("normalize_volume(Tensor volume, float max_value) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

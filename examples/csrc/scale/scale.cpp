@@ -1,6 +1,8 @@
-// scale: schema and CPU kernels. The CUDA kernels are in scale_cuda.cu.
+// scale: schema and CPU kernel. The CUDA kernel is in scale_cuda.cu. The backward pass is scale
+// itself (dx = grad * factor), wired up in opgen_examples/ops/scale.py.
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
 #include <torch/library.h>
 
 #include "common/checks.h"
@@ -9,38 +11,24 @@
 
 namespace examples::scale {
 
-at::Tensor forward_cpu(const at::Tensor& x) {
+at::Tensor forward_cpu(const at::Tensor& x, double factor) {
   opgen::check_floating(x, "x");
   const at::Tensor input = x.contiguous();
-  at::Tensor y = at::empty_like(input);
+  at::Tensor y = at::empty(input.sizes(), input.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "scale_cpu", [&] {
-    opgen::cpu::map(Forward{}, input.numel(), y.mutable_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
+    using opmath_t = at::opmath_type<scalar_t>;
+    opgen::cpu::map(Scale<opmath_t>{static_cast<opmath_t>(factor)}, input.numel(), y.mutable_data_ptr<scalar_t>(),
+                    input.const_data_ptr<scalar_t>());
   });
   return y;
 }
 
-at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x) {
-  opgen::check_floating(x, "x");
-  opgen::check_same_dtype(grad, "grad", x, "x");
-  opgen::check_same_shape(grad, "grad", x, "x");
-  const at::Tensor g = grad.contiguous();
-  const at::Tensor input = x.contiguous();
-  at::Tensor dx = at::empty_like(input);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "scale_backward_cpu", [&] {
-    opgen::cpu::map(Backward{}, input.numel(), dx.mutable_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-                    input.const_data_ptr<scalar_t>());
-  });
-  return dx;
-}
-
 TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("scale(Tensor x) -> Tensor");
-  m.def("scale_backward(Tensor grad, Tensor x) -> Tensor");
+  m.def("scale(Tensor x, float factor=2.0) -> Tensor");
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {
   m.impl("scale", &forward_cpu);
-  m.impl("scale_backward", &backward_cpu);
 }
 
 }  // namespace examples::scale

@@ -1,27 +1,45 @@
-"""bitonic_sort: kernels in csrc/bitonic_sort/. A blank op (y = x) to fill in."""
+"""bitonic_sort: sort along the last dimension, kernels in csrc/bitonic_sort/ (order in bitonic_sort.h)."""
 import torch
 from torch import Tensor
 
 __all__ = ["bitonic_sort"]
 
 
-def bitonic_sort(x: Tensor) -> Tensor:
-    """bitonic_sort of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.bitonic_sort.default(x)
+def bitonic_sort(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """Sort x along its last dimension: (values, indices), indices int64, like torch.sort(x, dim=-1).
+
+    float32, float16, bfloat16, float64, int32 and int64 on CPU and CUDA, any row length (rows
+    that do not fit in one block's shared memory take a slower multi-pass path on CUDA).
+    NaN sorts as larger than every number (last ascending, first descending) and -0.0 equals
+    +0.0, as in torch.sort. Equal values keep their input order (stable), so both devices return
+    exactly torch.sort(x, dim=-1, descending=descending, stable=True). Differentiable in x through
+    values; traceable by torch.compile(fullgraph=True).
+    """
+    return torch.ops.examples.bitonic_sort.default(x, descending)
 
 
-def reference(x: Tensor) -> Tensor:
-    """bitonic_sort in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+def reference(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """bitonic_sort in plain PyTorch: the tests compare against it exactly, the benchmark times it."""
+    return torch.sort(x, dim=-1, descending=descending, stable=True)
 
 
 @torch.library.register_fake("examples::bitonic_sort")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
+    return x.new_empty(x.shape), x.new_empty(x.shape, dtype=torch.long)
 
 
-def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
+def _setup_context(ctx, inputs, output):
+    _, indices = output
+    ctx.mark_non_differentiable(indices)
+    ctx.save_for_backward(indices)
 
 
-torch.library.register_autograd("examples::bitonic_sort", _backward)
+def _backward(ctx, grad_values: Tensor, grad_indices):
+    (indices,) = ctx.saved_tensors
+    if indices.dim() == 0:
+        return grad_values, None
+    # values[..., i] = x[..., indices[..., i]]: each gradient goes back to where its value came from.
+    return grad_values.new_zeros(indices.shape).scatter_(-1, indices, grad_values), None
+
+
+torch.library.register_autograd("examples::bitonic_sort", _backward, setup_context=_setup_context)

@@ -1,27 +1,33 @@
-"""custom_add: kernels in csrc/custom_add/. A blank op (y = x) to fill in."""
+"""custom_add: c = a + b, a CPU-only C++ op (csrc/custom_add/custom_add.cpp); vector_add is the
+CPU + CUDA version."""
 import torch
 from torch import Tensor
 
 __all__ = ["custom_add"]
 
 
-def custom_add(x: Tensor) -> Tensor:
-    """custom_add of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.custom_add.default(x)
+def custom_add(a: Tensor, b: Tensor) -> Tensor:
+    """a + b for CPU tensors of one shape (no broadcasting) and dtype.
+
+    float32, float16, bfloat16 and float64, any strides (the result is contiguous); differentiable
+    in both inputs; traceable by torch.compile(fullgraph=True). CUDA tensors raise a RuntimeError.
+    """
+    return torch.ops.examples.custom_add.default(a, b)
 
 
-def reference(x: Tensor) -> Tensor:
-    """custom_add in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+def reference(a: Tensor, b: Tensor) -> Tensor:
+    """custom_add in plain PyTorch: the tests compare against it in float64."""
+    return a + b
 
 
 @torch.library.register_fake("examples::custom_add")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(a: Tensor, b: Tensor) -> Tensor:
+    torch._check(a.shape == b.shape, lambda: f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
 def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
+    return grad, grad  # d(a + b)/da = d(a + b)/db = 1
 
 
 torch.library.register_autograd("examples::custom_add", _backward)

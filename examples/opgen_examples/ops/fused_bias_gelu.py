@@ -1,43 +1,61 @@
-"""fused_bias_gelu: element-wise y = f(x), kernels in csrc/fused_bias_gelu/ (math in fused_bias_gelu.h)."""
+"""fused_bias_gelu: y = gelu_tanh(x + bias), bias broadcast over the leading dims of x, in one pass.
+
+Kernels in csrc/fused_bias_gelu/; the GELU is gelu_approx's (csrc/gelu_approx/gelu_approx.h).
+"""
 import torch
 from torch import Tensor
 
 __all__ = ["fused_bias_gelu"]
 
 
-def fused_bias_gelu(x: Tensor) -> Tensor:
-    """Apply fused_bias_gelu element-wise.
+def fused_bias_gelu(x: Tensor, bias: Tensor) -> Tensor:
+    """tanh-approximation GELU of x + bias, with bias (1-D, x.size(-1) elements) added along the last dim.
 
-    float32, float16, bfloat16 and float64 on CPU and CUDA, any shape and strides (the result is
-    contiguous); differentiable; traceable by torch.compile(fullgraph=True).
+    Reads x once and writes y once (eager PyTorch makes a round trip to memory for x + bias); the sum
+    is taken in float (double for float64) and rounded once. float32, float16, bfloat16 and float64
+    on CPU and CUDA, any shape and strides (the result is contiguous); differentiable in x and bias;
+    traceable by torch.compile(fullgraph=True).
     """
-    return torch.ops.examples.fused_bias_gelu.default(x)
+    return torch.ops.examples.fused_bias_gelu.default(x, bias)
 
 
-def reference(x: Tensor) -> Tensor:
+def reference(x: Tensor, bias: Tensor) -> Tensor:
     """fused_bias_gelu in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x * torch.sigmoid(x)
+    return torch.nn.functional.gelu(x + bias, approximate="tanh")
+
+
+def _check_bias(x: Tensor, bias: Tensor) -> None:
+    torch._check(x.dim() >= 1, lambda: "x must have at least 1 dimension (the one bias is added along), got a scalar")
+    torch._check(bias.dim() == 1, lambda: f"bias must have 1 dimension(s), got shape {tuple(bias.shape)}")
+    torch._check(bias.shape[0] == x.shape[-1],
+                 lambda: f"bias must have x.size(-1) = {x.shape[-1]} elements, got {bias.shape[0]}")
 
 
 @torch.library.register_fake("examples::fused_bias_gelu")
-def _(x: Tensor) -> Tensor:
+def _(x: Tensor, bias: Tensor) -> Tensor:
+    _check_bias(x, bias)
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("examples::fused_bias_gelu_backward")
-def _(grad: Tensor, x: Tensor) -> Tensor:
+def _(grad: Tensor, x: Tensor, bias: Tensor) -> Tensor:
+    _check_bias(x, bias)
     torch._check(grad.shape == x.shape, lambda: f"grad and x must have the same shape, got {grad.shape} and {x.shape}")
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 def _setup_context(ctx, inputs, output):
-    (x,) = inputs
-    ctx.save_for_backward(x)
+    x, bias = inputs
+    ctx.save_for_backward(x, bias)
 
 
 def _backward(ctx, grad: Tensor):
-    (x,) = ctx.saved_tensors
-    return torch.ops.examples.fused_bias_gelu_backward.default(grad, x)
+    x, bias = ctx.saved_tensors
+    dz = torch.ops.examples.fused_bias_gelu_backward.default(grad, x, bias)  # d(x + bias)
+    dbias = None
+    if ctx.needs_input_grad[1]:
+        dbias = dz.sum(dim=tuple(range(dz.dim() - 1))) if dz.dim() > 1 else dz  # sum(dim=()) would sum everything
+    return dz if ctx.needs_input_grad[0] else None, dbias
 
 
 torch.library.register_autograd("examples::fused_bias_gelu", _backward, setup_context=_setup_context)

@@ -1,27 +1,57 @@
-"""fused_linear_gelu: kernels in csrc/fused_linear_gelu/. A blank op (y = x) to fill in."""
+"""fused_linear_gelu: y = gelu_tanh(x @ weight.T + bias), nn.Linear + nn.GELU(approximate="tanh") in one op.
+
+Kernels in csrc/fused_linear_gelu/: on CUDA one cuBLASLt GEMM with a bias + GELU epilogue (see
+fused_linear_gelu_cuda.cu), on CPU addmm and the shared GELU (csrc/gelu_approx/gelu_approx.h).
+"""
+import math
+
 import torch
 from torch import Tensor
 
 __all__ = ["fused_linear_gelu"]
 
 
-def fused_linear_gelu(x: Tensor) -> Tensor:
-    """fused_linear_gelu of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.fused_linear_gelu.default(x)
+def fused_linear_gelu(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """tanh-approximation GELU of the linear layer x @ weight.T + bias.
+
+    x is (..., in_features) with any leading dims (or 1-D), weight (out_features, in_features), bias
+    (out_features,); the result is (..., out_features), contiguous. float32, float16, bfloat16 and
+    float64 on CPU and CUDA, any strides. float32 on CUDA uses TF32 exactly when nn.Linear would
+    (torch.backends.cuda.matmul.allow_tf32). Differentiable in all three inputs (the backward
+    recomputes x @ weight.T + bias instead of keeping it); traceable by torch.compile(fullgraph=True).
+    """
+    return torch.ops.examples.fused_linear_gelu.default(x, weight, bias)
 
 
-def reference(x: Tensor) -> Tensor:
+def reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """fused_linear_gelu in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+    return torch.nn.functional.gelu(torch.nn.functional.linear(x, weight, bias), approximate="tanh")
 
 
 @torch.library.register_fake("examples::fused_linear_gelu")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    torch._check(x.dim() >= 1, lambda: "x must have at least 1 dimension (in_features), got a scalar")
+    torch._check(weight.dim() == 2, lambda: f"weight must have 2 dimension(s), got shape {tuple(weight.shape)}")
+    torch._check(bias.dim() == 1, lambda: f"bias must have 1 dimension(s), got shape {tuple(bias.shape)}")
+    torch._check(weight.shape[1] == x.shape[-1], lambda: f"weight must have x.size(-1) = {x.shape[-1]} columns")
+    torch._check(bias.shape[0] == weight.shape[0], lambda: f"bias must have weight.size(0) = {weight.shape[0]} elements")
+    return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+
+def _setup_context(ctx, inputs, output):
+    x, weight, bias = inputs
+    ctx.save_for_backward(x, weight, bias)
 
 
 def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
+    x, weight, bias = ctx.saved_tensors
+    x2d = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # not (-1, in_features): ambiguous when that is 0
+    z = torch.addmm(bias, x2d, weight.t())  # the pre-activation, recomputed: one GEMM instead of M x N memory
+    dz = torch.ops.examples.gelu_approx_backward.default(grad.reshape(z.shape), z)
+    dx = (dz @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
+    dweight = dz.t() @ x2d if ctx.needs_input_grad[1] else None
+    dbias = dz.sum(0) if ctx.needs_input_grad[2] else None
+    return dx, dweight, dbias
 
 
-torch.library.register_autograd("examples::fused_linear_gelu", _backward)
+torch.library.register_autograd("examples::fused_linear_gelu", _backward, setup_context=_setup_context)

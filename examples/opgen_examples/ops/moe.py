@@ -1,27 +1,71 @@
-"""moe: kernels in csrc/moe/. A blank op (y = x) to fill in."""
+"""moe: a mixture-of-experts FFN layer (top-k routing), kernels in csrc/moe/. Forward only."""
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 __all__ = ["moe"]
 
 
-def moe(x: Tensor) -> Tensor:
-    """moe of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.moe.default(x)
+def moe(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+    """Mixture of experts: each token goes through the top_k of E expert FFNs, weighted by its router.
+
+    x (T, d), gate_weight (E, d), w1 (E, F, d), w2 (E, d, F), 1 <= top_k <= E; returns y (T, d):
+
+        logits = x @ gate_weight^T                       (T, E), in float32 (float64 for float64 x)
+        experts, top = the top_k logits of each token    (as torch.topk)
+        p = softmax(top)                                 over the token's top_k logits only, as Mixtral
+        y[t] = sum_k p[t, k] * gelu_tanh(x[t] @ w1[e]^T) @ w2[e]^T    for e = experts[t, k]
+
+    The router runs in float32 so that bfloat16 rounding cannot flip near-tied expert choices.
+    Expert outputs are rounded to x's dtype, then summed in float32 (float64) and rounded once.
+
+    float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256): a routing
+    kernel, a counting sort of the (token, expert) pairs by expert, the expert GEMMs on cuBLAS, a
+    gather-combine. bfloat16 on Hopper with hidden and ffn sizes that are multiples of 8 takes two
+    grouped GEMMs and never syncs; otherwise each expert gets its own GEMMs, which costs one
+    device-to-host copy of the expert sizes per call (so no CUDA graph capture on that path).
+    Traceable by torch.compile(fullgraph=True). Forward only: backward raises.
+    """
+    return torch.ops.examples.moe.default(x, gate_weight, w1, w2, top_k)
 
 
-def reference(x: Tensor) -> Tensor:
-    """moe in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+def reference(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+    """moe as a plain PyTorch loop over experts: the tests compare against it in float64, the
+    benchmark times it."""
+    router_dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+    logits = x.to(router_dtype) @ gate_weight.to(router_dtype).t()
+    top, experts = logits.topk(top_k, dim=-1)
+    p = top.softmax(dim=-1)
+    y = torch.zeros(x.shape, dtype=router_dtype, device=x.device)
+    for e in range(gate_weight.shape[0]):
+        tokens, slots = torch.where(experts == e)
+        if tokens.numel() == 0:
+            continue
+        h = F.gelu(x[tokens] @ w1[e].t(), approximate="tanh")
+        y.index_add_(0, tokens, (h @ w2[e].t()).to(router_dtype) * p[tokens, slots, None])
+    return y.to(x.dtype)
 
 
 @torch.library.register_fake("examples::moe")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+    torch._check(x.dim() == 2, lambda: f"x must have 2 dimensions (tokens, hidden), got shape {tuple(x.shape)}")
+    torch._check(gate_weight.dim() == 2 and gate_weight.shape[1] == x.shape[1],
+                 lambda: f"gate_weight must have shape (experts, {x.shape[1]}), got {tuple(gate_weight.shape)}")
+    experts = gate_weight.shape[0]
+    torch._check(w1.dim() == 3 and w1.shape[0] == experts and w1.shape[2] == x.shape[1],
+                 lambda: f"w1 must have shape (experts, ffn, hidden), got {tuple(w1.shape)}")
+    torch._check(w2.dim() == 3 and w2.shape[0] == experts and w2.shape[1] == x.shape[1] and w2.shape[2] == w1.shape[1],
+                 lambda: f"w2 must have shape (experts, hidden, ffn), got {tuple(w2.shape)}")
+    torch._check(1 <= top_k <= experts, lambda: f"top_k must be between 1 and {experts}, got {top_k}")
+    return x.new_empty(x.shape)
 
 
 def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
+    raise RuntimeError(
+        "moe is forward-only: it has no backward. For training, use opgen_examples.ops.moe.reference "
+        "(differentiable) or run moe under torch.no_grad()."
+    )
 
 
+# Registered so that backward through moe fails loudly instead of silently giving no gradient.
 torch.library.register_autograd("examples::moe", _backward)

@@ -1,27 +1,27 @@
-"""normalize_volume: kernels in csrc/normalize_volume/. A blank op (y = x) to fill in."""
+"""normalize_volume: a uint16 D x H x W volume to float32, divided by max_value; kernels in
+csrc/normalize_volume/ (math in normalize_volume.h)."""
 import torch
 from torch import Tensor
 
 __all__ = ["normalize_volume"]
 
 
-def normalize_volume(x: Tensor) -> Tensor:
-    """normalize_volume of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.normalize_volume.default(x)
+def normalize_volume(volume: Tensor, max_value: float) -> Tensor:
+    """volume.float() / max_value in one pass, for a 3-D uint16 volume and max_value > 0.
+
+    CPU and CUDA, any strides (the result is a contiguous float32 tensor of volume's shape);
+    traceable by torch.compile(fullgraph=True); not differentiable (the input is integer).
+    """
+    return torch.ops.examples.normalize_volume.default(volume, max_value)
 
 
-def reference(x: Tensor) -> Tensor:
-    """normalize_volume in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+def reference(volume: Tensor, max_value: float) -> Tensor:
+    """normalize_volume in plain PyTorch (two passes): the benchmark times it."""
+    return volume.float() / max_value
 
 
 @torch.library.register_fake("examples::normalize_volume")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
-
-
-torch.library.register_autograd("examples::normalize_volume", _backward)
+def _(volume: Tensor, max_value: float) -> Tensor:
+    torch._check(volume.dtype == torch.uint16, lambda: f"volume must be UInt16, got {volume.dtype}")
+    torch._check(volume.dim() == 3, lambda: f"volume must have 3 dimension(s), got shape {tuple(volume.shape)}")
+    return volume.new_empty(volume.shape, dtype=torch.float32)

@@ -1,27 +1,29 @@
-"""rgb_to_gray: kernels in csrc/rgb_to_gray/. A blank op (y = x) to fill in."""
+"""rgb_to_gray: an 8-bit H x W x 3 RGB image to 8-bit H x W gray (BT.601 luma in fixed point);
+kernels in csrc/rgb_to_gray/ (math in rgb_to_gray.h)."""
 import torch
 from torch import Tensor
 
 __all__ = ["rgb_to_gray"]
 
 
-def rgb_to_gray(x: Tensor) -> Tensor:
-    """rgb_to_gray of x (for now, a copy). float32, float16, bfloat16, float64 on CPU and CUDA."""
-    return torch.ops.examples.rgb_to_gray.default(x)
+def rgb_to_gray(img: Tensor) -> Tensor:
+    """Gray = round(0.299 R + 0.587 G + 0.114 B), computed as (19595 R + 38470 G + 7471 B + 2^15) >> 16.
+
+    img: uint8, H x W x 3, any strides, on CPU or CUDA (bit-identical results). Returns a
+    contiguous uint8 H x W tensor. Traceable by torch.compile(fullgraph=True); not differentiable.
+    """
+    return torch.ops.examples.rgb_to_gray.default(img)
 
 
-def reference(x: Tensor) -> Tensor:
-    """rgb_to_gray in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return x.clone()
+def reference(img: Tensor) -> Tensor:
+    """rgb_to_gray in plain PyTorch integer math (exactly the kernels' formula): tests and benchmark."""
+    r, g, b = img.int().unbind(-1)
+    return ((19595 * r + 38470 * g + 7471 * b + 32768) >> 16).to(torch.uint8)
 
 
 @torch.library.register_fake("examples::rgb_to_gray")
-def _(x: Tensor) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
-def _backward(ctx, grad: Tensor):
-    return grad  # d(x)/dx = identity; update with the op's math
-
-
-torch.library.register_autograd("examples::rgb_to_gray", _backward)
+def _(img: Tensor) -> Tensor:
+    torch._check(img.dtype == torch.uint8, lambda: f"img must be Byte, got {img.dtype}")
+    torch._check(img.dim() == 3 and img.shape[2] == 3,
+                 lambda: f"img must be an H x W x 3 (RGB) image, got shape {tuple(img.shape)}")
+    return img.new_empty(img.shape[:2])

@@ -1,0 +1,177 @@
+// bitonic_sort: the order both kernels sort by, shared by the CPU (bitonic_sort.cpp) and CUDA
+// (bitonic_sort_cuda.cu) code.
+//
+// Each element becomes an unsigned key whose unsigned order is the requested order, the
+// descending one included, and the key is paired with the element's index in its row. Sorting
+// (key, index) pairs, all distinct, gives one answer on every device: equal values keep their
+// input order (a stable sort, like torch.sort(stable=True)), although a bitonic network itself is
+// not stable. Keys follow torch.sort: NaN is larger than everything (last ascending, first
+// descending; all NaNs equal), and -0.0 equals +0.0.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
+#include <c10/macros/Macros.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace examples::bitonic_sort {
+
+template <typename Bits, typename F>
+C10_HOST_DEVICE inline Bits bits_of(F v) {
+  Bits bits;
+  memcpy(&bits, &v, sizeof(bits));
+  return bits;
+}
+
+// Floating point: NaNs become one positive NaN and -0.0 becomes +0.0, then the sign-magnitude bits
+// are mapped to an unsigned order (flip every bit of negatives, the sign bit of positives).
+template <typename Bits, Bits kExponent, Bits kQuietNaN>
+struct FloatKey {
+  using key_t = Bits;
+  static constexpr Bits kSign = Bits(Bits(1) << (sizeof(Bits) * 8 - 1));
+  C10_HOST_DEVICE static Bits from_bits(Bits bits) {
+    const Bits magnitude = bits & Bits(~kSign);
+    if (magnitude > kExponent) {
+      bits = kQuietNaN;
+    } else if (magnitude == 0) {
+      bits = 0;
+    }
+    return (bits & kSign) ? Bits(~bits) : Bits(bits | kSign);
+  }
+  // Only NaN and zero keys lose information (payload, sign): they are the ones to read back from x.
+  C10_HOST_DEVICE static bool is_exact(Bits key) {
+    return key != Bits(kSign) && key != Bits(kQuietNaN | kSign);
+  }
+  C10_HOST_DEVICE static Bits to_bits(Bits key) {
+    return (key & kSign) ? Bits(key & Bits(~kSign)) : Bits(~key);
+  }
+};
+
+template <typename Bits>
+struct IntKey {
+  using key_t = Bits;
+  static constexpr Bits kSign = Bits(Bits(1) << (sizeof(Bits) * 8 - 1));
+  C10_HOST_DEVICE static Bits from_bits(Bits bits) {
+    return bits ^ kSign;
+  }
+  C10_HOST_DEVICE static bool is_exact(Bits) {
+    return true;
+  }
+  C10_HOST_DEVICE static Bits to_bits(Bits key) {
+    return key ^ kSign;
+  }
+};
+
+template <typename scalar_t>
+struct KeyOf;
+template <>
+struct KeyOf<float> : FloatKey<uint32_t, 0x7f800000u, 0x7fc00000u> {};
+template <>
+struct KeyOf<double> : FloatKey<uint64_t, 0x7ff0000000000000ull, 0x7ff8000000000000ull> {};
+template <>
+struct KeyOf<c10::Half> : FloatKey<uint16_t, 0x7c00, 0x7e00> {};
+template <>
+struct KeyOf<c10::BFloat16> : FloatKey<uint16_t, 0x7f80, 0x7fc0> {};
+template <>
+struct KeyOf<int32_t> : IntKey<uint32_t> {};
+template <>
+struct KeyOf<int64_t> : IntKey<uint64_t> {};
+
+// The key of v: ascending unsigned order is the requested order.
+template <typename scalar_t>
+C10_HOST_DEVICE inline typename KeyOf<scalar_t>::key_t key_of(scalar_t v, bool descending) {
+  using key_t = typename KeyOf<scalar_t>::key_t;
+  const key_t key = KeyOf<scalar_t>::from_bits(bits_of<key_t>(v));
+  return descending ? key_t(~key) : key;
+}
+
+// The value a key came from, exactly, unless it is NaN or zero (see FloatKey::is_exact).
+template <typename scalar_t>
+C10_HOST_DEVICE inline bool value_of_key(typename KeyOf<scalar_t>::key_t key, bool descending, scalar_t* value) {
+  using key_t = typename KeyOf<scalar_t>::key_t;
+  if (descending) {
+    key = key_t(~key);
+  }
+  if (!KeyOf<scalar_t>::is_exact(key)) {
+    return false;
+  }
+  const key_t bits = KeyOf<scalar_t>::to_bits(key);
+  memcpy(value, &bits, sizeof(bits));
+  return true;
+}
+
+// A (key, index) pair for keys of up to 32 bits: one 64-bit integer, key in the high half, so a
+// single unsigned compare orders it. Rows are limited to 2^32 - 1 elements.
+struct NarrowItem {
+  uint64_t bits;
+  C10_HOST_DEVICE static NarrowItem make(uint32_t key, uint32_t index) {
+    return {(uint64_t(key) << 32) | index};
+  }
+  // Sorts after every real item; padding to a power of two uses it.
+  C10_HOST_DEVICE static NarrowItem sentinel() {
+    return {~uint64_t(0)};
+  }
+  C10_HOST_DEVICE uint32_t key() const {
+    return uint32_t(bits >> 32);
+  }
+  C10_HOST_DEVICE uint32_t index() const {
+    return uint32_t(bits);
+  }
+  C10_HOST_DEVICE bool operator<(const NarrowItem& other) const {
+    return bits < other.bits;
+  }
+};
+
+// A (key, index) pair for 64-bit keys.
+struct alignas(16) WideItem {
+  uint64_t key_bits;
+  uint32_t idx;
+  C10_HOST_DEVICE static WideItem make(uint64_t key, uint32_t index) {
+    return {key, index};
+  }
+  C10_HOST_DEVICE static WideItem sentinel() {
+    return {~uint64_t(0), ~uint32_t(0)};
+  }
+  C10_HOST_DEVICE uint64_t key() const {
+    return key_bits;
+  }
+  C10_HOST_DEVICE uint32_t index() const {
+    return idx;
+  }
+  C10_HOST_DEVICE bool operator<(const WideItem& other) const {
+    return key_bits < other.key_bits || (key_bits == other.key_bits && idx < other.idx);
+  }
+};
+
+template <typename scalar_t>
+using ItemOf = std::conditional_t<sizeof(typename KeyOf<scalar_t>::key_t) == 8, WideItem, NarrowItem>;
+
+// Rows are indexed by uint32_t, and index 2^32 - 1 is the sentinel's.
+constexpr int64_t kMaxRowLength = (int64_t(1) << 32) - 1;
+
+// The dtypes sorted: AT_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
+#define BITONIC_SORT_DISPATCH_CASES(...)                                        \
+  AT_DISPATCH_CASE_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, __VA_ARGS__) \
+  AT_DISPATCH_CASE(at::kInt, __VA_ARGS__)                                     \
+  AT_DISPATCH_CASE(at::kLong, __VA_ARGS__)
+
+// Length of the dimension sorted (the last; a scalar is one element).
+inline int64_t row_length(const at::Tensor& x) {
+  return x.dim() == 0 ? 1 : x.size(-1);
+}
+
+inline void check_input(const at::Tensor& x) {
+  const at::ScalarType dtype = x.scalar_type();
+  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kDouble ||
+                  dtype == at::kInt || dtype == at::kLong,
+              "x must be a float32, float16, bfloat16, float64, int32 or int64 tensor, got ", dtype);
+  TORCH_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
+              " elements, got ", row_length(x));
+}
+
+}  // namespace examples::bitonic_sort
