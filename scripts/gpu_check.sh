@@ -2,6 +2,7 @@
 # On a GPU machine: build a fresh generated project (one op of each kind) and examples/ for sm_90,
 # run their tests on CUDA, compute-sanitizer over the CUDA tests, and the benchmarks; write a report.
 #   scripts/gpu_check.sh [STAGE ...]    stages: env build test sanitize bench buildspeed (default: all)
+#   SANITIZER_TOOLS="memcheck racecheck synccheck" picks the compute-sanitizer tools.
 # Results go to $OUT (default ./gpu-report): summary.md, one log per stage, bench/report.{md,json,png}.
 # Needs torch with CUDA, nvcc, ninja, pytest; copier and opgen come from PYTHONPATH or pip.
 set -uo pipefail
@@ -68,17 +69,20 @@ stage_test() {
 }
 
 stage_sanitize() {
-  note "## compute-sanitizer memcheck over each example's CUDA tests"
+  # memcheck over every example's CUDA tests; racecheck and synccheck too (SANITIZER_TOOLS).
+  note "## compute-sanitizer (${SANITIZER_TOOLS:=memcheck racecheck synccheck}) over each example's CUDA tests"
   local log=$out/sanitizer.log
   : >"$log"
-  for test in "$examples"/tests/test_*.py; do
-    local name
-    name=$(basename "$test" .py)
-    compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 \
-      $python -m pytest -q -p no:cacheprovider -x -k "cuda and not 2_to_the_31 and not compile" "$test" >"$work/$name.san" 2>&1
-    echo "$name rc=$? $(grep -oE "ERROR SUMMARY: [0-9]+ error" "$work/$name.san" | tail -1) $(counts "$work/$name.san")" >>"$log"
+  for tool in $SANITIZER_TOOLS; do
+    for test in "$examples"/tests/test_*.py; do
+      local name
+      name=$(basename "$test" .py)
+      compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        $python -m pytest -q -p no:cacheprovider -x -k "cuda and not 2_to_the_31 and not compile" "$test" >"$work/$name.$tool" 2>&1
+      echo "$tool $name rc=$? $(grep -oE "ERROR SUMMARY: [0-9]+ error" "$work/$name.$tool" | tail -1) $(counts "$work/$name.$tool")" >>"$log"
+    done
+    note "- $tool: $(grep "^$tool " "$log" | grep -c "ERROR SUMMARY: 0 errors") of $(grep -c "^$tool " "$log") test files with 0 errors"
   done
-  note "- $(grep -c "ERROR SUMMARY: 0 errors" "$log") test files with 0 errors"
   grep -v "ERROR SUMMARY: 0 errors" "$log" | sed 's/^/- not clean: /' >>"$summary"
 }
 
