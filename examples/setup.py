@@ -6,6 +6,7 @@ Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
 jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
 """
 import importlib.util
+import sys
 from pathlib import Path
 
 from setuptools import find_packages, setup
@@ -30,6 +31,17 @@ Extension = CUDAExtension if with_cuda else CppExtension
 sources = [str(p.relative_to(ROOT)) for p in build.extension_sources(with_cuda)]
 build.log(f"{'CUDA' if with_cuda else 'CPU-only'} build of {len(build.op_names())} op(s): {', '.join(build.op_names()) or '-'}")
 
+
+class IncrementalBuildExtension(BuildExtension):
+    """Keeps the object files in build/ between builds. pip install -e compiles in a new temporary
+    folder every time; in a fixed one, ninja recompiles only the sources (or headers) that changed."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        flavour = "cuda" if with_cuda else "cpu"
+        self.build_temp = str(ROOT / "build" / f"temp-{flavour}-{sys.implementation.cache_tag}")
+
+
 extension = Extension(
     name="opgen_examples._C",
     sources=sources,
@@ -40,6 +52,6 @@ extension = Extension(
 setup(
     packages=find_packages(include=["opgen_examples", "opgen_examples.*"]),
     ext_modules=[extension],
-    cmdclass={"build_ext": BuildExtension},
+    cmdclass={"build_ext": IncrementalBuildExtension},
     zip_safe=False,
 )

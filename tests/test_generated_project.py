@@ -7,6 +7,7 @@ GPU machine; here their tests skip). Elsewhere the same sources build CPU-only.
 import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,13 @@ def test_benchmarks_are_importable(built_project):
     code = "import importlib\n" + "".join(f"importlib.import_module('benchmarks.bench_{op}')\n" for op in OPS)
     code += "import benchmarks.__main__ as m\nprint(m.available())\n"
     assert run([sys.executable, "-c", code], cwd=project).stdout.strip() == str(sorted(OPS))
+
+
+def test_rebuild_compiles_only_the_edited_source(built_project):
+    # pip install -e would build in a fresh temporary folder; setup.py keeps the objects in build/.
+    project, _ = built_project
+    (project / "csrc" / "gelu_approx" / "gelu_approx.cpp").touch()
+    build = pip_install_editable(project, env={"MAX_JOBS": "2", "TORCH_CUDA_ARCH_LIST": "9.0"})
+    compiled = re.findall(r"^\s*\[\d+/\d+\] .* -o (\S+\.o)\b", build.stdout + build.stderr, re.MULTILINE)
+    objects = [Path(o).relative_to(project / "build").parts[1:] for o in compiled]  # below build/temp-*/
+    assert objects == [("csrc", "gelu_approx", "gelu_approx.o")]

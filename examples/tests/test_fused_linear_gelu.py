@@ -145,10 +145,12 @@ def test_rejects_tensors_on_different_devices():
 
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
-    x, weight, bias = _inputs((512, 256), 384, torch.float32, "cuda")
+    x, weight, bias = _inputs((4096, 256), 384, torch.float32, "cuda")
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         y = fused_linear_gelu(x, weight, bias)
     stream.synchronize()
-    testing.assert_close(y, reference(*_as_float64(x, weight, bias)))
+    # A GEMM's tolerance (float32 rounding of 256 products), not an elementwise one: a stream bug
+    # shows as unwritten or stale output, far outside it.
+    torch.testing.assert_close(y.double(), reference(*_as_float64(x, weight, bias)), rtol=1e-4, atol=1e-4)

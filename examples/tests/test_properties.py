@@ -1,6 +1,7 @@
 """Property tests: every example op against its PyTorch reference on shapes, dtypes and memory
 layouts drawn by hypothesis (empty, 1, primes, sizes that end in a partial vector or tile; strided,
-transposed and storage-offset views), on every device present."""
+transposed and storage-offset views), on every device present
+(a pytest parameter, so `-k cuda` selects the GPU runs)."""
 import math
 
 import pytest
@@ -16,11 +17,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-DEVICES = ["cpu"] + (["cuda"] if testing.HAS_CUDA else [])
 SIZES = [0, 1, 2, 3, 5, 7, 13, 31, 127, 257, 1031]
 PROPERTY = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-devices = st.sampled_from(DEVICES)
 float_dtypes = st.sampled_from(testing.FLOAT_DTYPES)
 layouts = st.sampled_from(testing.LAYOUTS)
 sizes = st.sampled_from(SIZES)
@@ -32,29 +31,33 @@ def make(shape, dtype, device, layout="contiguous", **kwargs):
     return testing.make_tensor(shape, dtype, device, layout, **kwargs)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(shape=shapes, dtype=float_dtypes, layout=layouts, device=devices)
+@given(shape=shapes, dtype=float_dtypes, layout=layouts)
 def test_gelu_approx(shape, dtype, layout, device):
     x = make(shape, dtype, device, layout)
     testing.assert_close(gelu_approx(x), gelu_reference(x.double()), dtype)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(shape=shapes, dtype=float_dtypes, layout=layouts, device=devices, factor=scalars)
+@given(shape=shapes, dtype=float_dtypes, layout=layouts, factor=scalars)
 def test_scale(shape, dtype, layout, device, factor):
     x = make(shape, dtype, device, layout)
     testing.assert_close(scale(x, factor), x.double() * factor, dtype)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(shape=shapes, dtype=float_dtypes, layout=layouts, device=devices, alpha=scalars)
+@given(shape=shapes, dtype=float_dtypes, layout=layouts, alpha=scalars)
 def test_fused_relu_scale(shape, dtype, layout, device, alpha):
     x = make(shape, dtype, device, layout)
     testing.assert_close(fused_relu_scale(x, alpha), torch.relu(x.double()) * alpha, dtype)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(shape=shapes, dtype=float_dtypes, layouts=st.tuples(layouts, layouts), device=devices)
+@given(shape=shapes, dtype=float_dtypes, layouts=st.tuples(layouts, layouts))
 def test_vector_add_and_custom_add(shape, dtype, layouts, device):
     a, b = make(shape, dtype, device, layouts[0]), make(shape, dtype, device, layouts[1])
     expected = a.double() + b.double()
@@ -63,8 +66,9 @@ def test_vector_add_and_custom_add(shape, dtype, layouts, device):
         testing.assert_close(custom_add(a, b), expected, dtype)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(shape=shapes, dtype=float_dtypes, layout=layouts, device=devices)
+@given(shape=shapes, dtype=float_dtypes, layout=layouts)
 def test_fused_bias_gelu(shape, dtype, layout, device):
     x = make(shape, dtype, device, layout)
     bias = make(shape[-1:], dtype, device)
@@ -72,8 +76,9 @@ def test_fused_bias_gelu(shape, dtype, layout, device):
     testing.assert_close(fused_bias_gelu(x, bias), expected, dtype)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(m=sizes, k=sizes, n=sizes, dtype=st.sampled_from([torch.float32, torch.float64]), device=devices,
+@given(m=sizes, k=sizes, n=sizes, dtype=st.sampled_from([torch.float32, torch.float64]),
        transposed=st.booleans())
 def test_gemm_and_fused_linear_gelu(m, k, n, dtype, device, transposed):
     a = make((m, k), dtype, device, low=-1, high=1)
@@ -87,9 +92,10 @@ def test_gemm_and_fused_linear_gelu(m, k, n, dtype, device, transposed):
                                **tolerance)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
 @given(shape=shapes, dtype=st.sampled_from(testing.FLOAT_DTYPES + [torch.int32, torch.int64]), layout=layouts,
-       device=devices, descending=st.booleans())
+       descending=st.booleans())
 def test_bitonic_sort_equals_stable_torch_sort(shape, dtype, layout, device, descending):
     # Few distinct values, so ties (and their order) are exercised.
     x = make(shape, dtype, device, layout, low=-3, high=3)
@@ -100,16 +106,18 @@ def test_bitonic_sort_equals_stable_torch_sort(shape, dtype, layout, device, des
     assert torch.equal(values, expected_values) and torch.equal(indices, expected_indices)
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
-@given(h=sizes, w=sizes, layout=layouts, device=devices)
+@given(h=sizes, w=sizes, layout=layouts)
 def test_rgb_to_gray_is_bit_exact(h, w, layout, device):
     img = make((h, w, 3), torch.uint8, device, layout, low=0, high=255)
     assert torch.equal(rgb_to_gray(img), gray_reference(img))
 
 
+@pytest.mark.parametrize("device", testing.DEVICES)
 @PROPERTY
 @given(shape=st.tuples(sizes, sizes, sizes).filter(lambda s: math.prod(s) <= 200_000), layout=layouts,
-       device=devices, max_value=st.floats(min_value=1, max_value=65535))
+       max_value=st.floats(min_value=1, max_value=65535))
 def test_normalize_volume(shape, layout, device, max_value):
     volume = make(shape, torch.uint16, device, layout, low=0, high=65535)
     expected = volume.to(torch.int64).double() / max_value

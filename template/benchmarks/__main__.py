@@ -31,9 +31,11 @@ def main(argv: list[str] | None = None) -> int:
         print("benchmarks time CUDA kernels: no CUDA device here", file=sys.stderr)
         return 2
     bench = Bench(reps=args.reps)
+    paths: list[Path] = []
     for op in args.ops or available():
         importlib.import_module(f"benchmarks.bench_{op}").run(bench)
-    for path in report.write(bench, args.out):
+        paths = report.write(bench, args.out)  # after every op, so an interrupted run keeps what it measured
+    for path in paths:
         print(f"wrote {path}")
     return 0
 

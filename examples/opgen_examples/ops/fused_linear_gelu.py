@@ -2,9 +2,9 @@
 
 Kernels in csrc/fused_linear_gelu/: on CUDA one cuBLASLt GEMM with a bias + GELU epilogue (see
 fused_linear_gelu_cuda.cu), on CPU addmm and the shared GELU (csrc/gelu_approx/gelu_approx.h).
+Unlike the other ops, its autograd formula is C++ (fused_linear_gelu_autograd.cpp): at small batch
+sizes the Python one would cost more per call than the GPU work.
 """
-import math
-
 import torch
 from torch import Tensor
 
@@ -37,21 +37,3 @@ def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     torch._check(bias.shape[0] == weight.shape[0], lambda: f"bias must have weight.size(0) = {weight.shape[0]} elements")
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
-
-def _setup_context(ctx, inputs, output):
-    x, weight, bias = inputs
-    ctx.save_for_backward(x, weight, bias)
-
-
-def _backward(ctx, grad: Tensor):
-    x, weight, bias = ctx.saved_tensors
-    x2d = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])  # not (-1, in_features): ambiguous when that is 0
-    z = torch.addmm(bias, x2d, weight.t())  # the pre-activation, recomputed: one GEMM instead of M x N memory
-    dz = torch.ops.examples.gelu_approx_backward.default(grad.reshape(z.shape), z)
-    dx = (dz @ weight).reshape(x.shape) if ctx.needs_input_grad[0] else None
-    dweight = dz.t() @ x2d if ctx.needs_input_grad[1] else None
-    dbias = dz.sum(0) if ctx.needs_input_grad[2] else None
-    return dx, dweight, dbias
-
-
-torch.library.register_autograd("examples::fused_linear_gelu", _backward, setup_context=_setup_context)
