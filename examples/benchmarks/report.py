@@ -20,6 +20,7 @@ def markdown(bench: Bench, meta: dict) -> str:
         f"torch {meta['torch']}; measured device-to-device copy: {meta['copy_gbps']:.0f} GB/s "
         "(bytes read + written). `roofline` is the achieved rate over that copy bandwidth "
         "(memory-bound ops) or over the measured cuBLAS rate (matmuls).",
+        *(["", meta["note"]] if meta.get("note") else []),
         "",
         "| op | case | impl | ms | GB/s | TFLOP/s | roofline | speedup vs eager |",
         "|---|---|---|---:|---:|---:|---:|---:|",
