@@ -29,6 +29,16 @@ def test_mixed_layouts():
     testing.assert_close(custom_add(a, b), reference(a.double(), b.double()))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_nan_and_inf_like_reference(dtype):
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([nan, 1.0, inf, inf, -inf, nan, -inf], dtype=dtype)
+    b = torch.tensor([1.0, nan, 1.0, -inf, -inf, nan, 2.0], dtype=dtype)
+    c = custom_add(a, b)  # NaN in gives NaN; inf + -inf is NaN; inf + finite stays inf
+    testing.assert_close(c, reference(a.double(), b.double()), dtype)
+    assert c.isnan().tolist() == [True, True, False, True, False, True, False]
+
+
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 def test_gradient_flows_to_both_inputs(dtype):
     a, b = (t.requires_grad_() for t in make_pair((37, 129), dtype))
@@ -61,6 +71,10 @@ def test_rejects_bad_input():
         custom_add(a, testing.make_tensor((5,)))  # no broadcasting
     with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
         custom_add(a, a.double())
+    with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
+        custom_add(a, torch.ones(4, 5, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="a and b must have the same shape"):
+        custom_add(a, testing.make_tensor((5, 4)))
 
 
 @testing.requires_cuda
@@ -69,3 +83,5 @@ def test_cuda_tensors_are_rejected_by_name():
         custom_add(torch.ones(3, device="cuda"), torch.ones(3, device="cuda"))
     with pytest.raises(RuntimeError, match="custom_add runs on the CPU only: b is on cuda"):
         custom_add(torch.ones(3), torch.ones(3, device="cuda"))
+    with pytest.raises(RuntimeError, match="custom_add runs on the CPU only: a is on cuda"):
+        custom_add(torch.ones(3, device="cuda"), torch.ones(3))

@@ -62,6 +62,23 @@ def test_zero_inner_dimension_gives_zeros(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_nan_and_inf_reach_only_their_row_and_column(dtype, device):
+    a = testing.make_tensor((37, 45), dtype, device)
+    b = testing.make_tensor((45, 29), dtype, device)
+    a[3, 7] = float("nan")
+    a[20, 0] = float("inf")  # times b[0, j]: an inf of that sign (nonzero random b)
+    b[44, 11] = float("nan")
+    c = gemm(a, b)
+    expected = reference(a.double(), b.double())
+    assert torch.equal(c.isnan(), expected.isnan()) and torch.equal(c.isinf(), expected.isinf())
+    assert c[3].isnan().all() and c[:, 11].isnan().all() and c.isnan().sum() == 29 + 37 - 1
+    assert c[20].isinf().sum() == 28
+    rows, cols = [i for i in range(37) if i not in (3, 20)], [j for j in range(29) if j != 11]
+    assert_matches_product(c[rows][:, cols], a[rows], b[:, cols])  # the other outputs are untouched
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 def test_backward_matches_reference(dtype, device):
     a = testing.make_tensor((37, 45), dtype, device).requires_grad_()
@@ -101,6 +118,10 @@ def test_rejects_bad_input(device):
         gemm(torch.ones(4, 5, dtype=torch.int64, device=device), a.t())
     with pytest.raises(RuntimeError, match="a must have 2 dimension"):
         gemm(torch.ones(5, device=device), a.t())
+    with pytest.raises(RuntimeError, match="a must have 2 dimension"):  # no batched matmul
+        gemm(torch.ones(2, 4, 5, device=device), a.t())
+    with pytest.raises(RuntimeError, match="b must be a floating-point tensor"):
+        gemm(a, torch.ones(5, 3, dtype=torch.int64, device=device))
     with pytest.raises(RuntimeError, match="b must have 2 dimension"):
         gemm(a, torch.ones(5, device=device))
     with pytest.raises(RuntimeError, match="a's columns and b's rows must match"):
@@ -113,6 +134,8 @@ def test_rejects_bad_input(device):
 def test_rejects_tensors_on_different_devices():
     with pytest.raises(RuntimeError, match="a and b must be on the same device"):
         gemm(torch.ones(3, 4, device="cuda"), torch.ones(4, 2))
+    with pytest.raises(RuntimeError, match="a and b must be on the same device"):
+        gemm(torch.ones(3, 4), torch.ones(4, 2, device="cuda"))
 
 
 @testing.requires_cuda
@@ -134,6 +157,12 @@ def test_naive_kernel_matches_reference(size):
     a = testing.make_tensor((m, k), torch.float32, "cuda")
     b = testing.make_tensor((k, n), torch.float32, "cuda", "transposed")
     assert_matches_product(gemm_naive(a, b), a, b)
+
+
+def test_naive_kernel_is_cuda_only():
+    message = "Could not run 'examples::gemm_naive' with arguments from the 'CPU' backend"
+    with pytest.raises(NotImplementedError, match=message):
+        gemm_naive(torch.ones(2, 3), torch.ones(3, 4))
 
 
 @testing.requires_cuda

@@ -143,10 +143,13 @@ def test_torch_compile_fullgraph(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_backward_raises_forward_only(device):
-    x, gate, w1, w2 = make_inputs(5, 8, 8, 3, device=device)
-    y = moe(x.requires_grad_(), gate, w1, w2, 2)  # the forward itself works with grad-requiring inputs
-    testing.assert_close(y.detach(), expected_of(x.detach(), gate, w1, w2, 2))
+@pytest.mark.parametrize("needs_grad", ["x", "gate_weight", "w1", "w2"])
+def test_backward_raises_forward_only(needs_grad, device):
+    inputs = dict(zip(["x", "gate_weight", "w1", "w2"], make_inputs(5, 8, 8, 3, device=device)))
+    expected = expected_of(*inputs.values(), 2)
+    inputs[needs_grad].requires_grad_()
+    y = moe(*inputs.values(), 2)  # the forward itself works with grad-requiring inputs
+    testing.assert_close(y.detach(), expected)
     with pytest.raises(RuntimeError, match="moe is forward-only"):
         y.sum().backward()
 
@@ -180,6 +183,12 @@ def test_rejects_mixed_devices_and_too_many_experts():
     x, gate, w1, w2 = make_inputs(5, 8, 6, 3, device="cuda")
     with pytest.raises(RuntimeError, match="w1 and x must be on the same device"):
         moe(x, gate, w1.cpu(), w2, 1)
+    with pytest.raises(RuntimeError, match="gate_weight and x must be on the same device"):
+        moe(x, gate.cpu(), w1, w2, 1)
+    with pytest.raises(RuntimeError, match="w2 and x must be on the same device"):
+        moe(x, gate, w1, w2.cpu(), 1)
+    with pytest.raises(RuntimeError, match="gate_weight and x must be on the same device"):
+        moe(x.cpu(), gate, w1, w2, 1)
     x, gate, w1, w2 = make_inputs(5, 8, 6, 257, device="cuda")
     with pytest.raises(RuntimeError, match="at most 256 experts"):
         moe(x, gate, w1, w2, 1)

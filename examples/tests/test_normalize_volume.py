@@ -31,7 +31,7 @@ def test_forward_matches_reference(shape, layout, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("max_value", [65535.0, 1.0, 0.3, 1e30])
+@pytest.mark.parametrize("max_value", [65535.0, 1.0, 0.3, 1e30, float("inf")])
 def test_max_values(max_value, device):
     volume = make_volume((3, 5, 1027), device)
     testing.assert_close(normalize_volume(volume, max_value), expected(volume, max_value), torch.float32)
@@ -71,6 +71,8 @@ def test_rejects_bad_input(device):
         normalize_volume(volume.to(torch.int16), MAX_VALUE)
     with pytest.raises(RuntimeError, match=r"volume must have 3 dimension\(s\), got shape \[6, 4\]"):
         normalize_volume(volume.view(6, 4), MAX_VALUE)
+    with pytest.raises(RuntimeError, match=r"volume must have 3 dimension\(s\), got shape \[1, 2, 3, 4\]"):
+        normalize_volume(volume.view(1, 2, 3, 4), MAX_VALUE)
     for bad in (0.0, -1.0, float("nan"), 1e-50):
         with pytest.raises(RuntimeError, match="max_value must be positive"):
             normalize_volume(volume, bad)

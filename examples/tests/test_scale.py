@@ -34,6 +34,16 @@ def test_factors(factor, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("factor", [FACTOR, 0.0])
+def test_nan_and_inf_like_reference(factor, dtype, device):
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0], dtype=dtype, device=device)
+    y = scale(x, factor)  # NaN stays NaN; inf * 0 is NaN, as in x * factor
+    testing.assert_close(y, reference(x.double(), factor), dtype)
+    assert y[0].isnan() and y[3].isfinite()
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 def test_backward_matches_reference(dtype, device):
     x = testing.make_tensor((37, 129), dtype, device).requires_grad_()

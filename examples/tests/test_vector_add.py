@@ -38,6 +38,25 @@ def test_vector_and_misaligned_paths(aligned, dtype, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("layouts", [("transposed", "contiguous"), ("contiguous", "strided"),
+                                     ("strided", "transposed")])
+def test_mixed_layouts(layouts, device):
+    a, b = make_pair((33, 65), torch.float32, device, *layouts)
+    testing.assert_close(vector_add(a, b), reference(a.double(), b.double()))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_nan_and_inf_like_reference(dtype, device):
+    inf, nan = float("inf"), float("nan")
+    a = torch.tensor([nan, 1.0, inf, inf, -inf, nan, -inf], dtype=dtype, device=device)
+    b = torch.tensor([1.0, nan, 1.0, -inf, -inf, nan, 2.0], dtype=dtype, device=device)
+    c = vector_add(a, b)  # NaN in gives NaN; inf + -inf is NaN; inf + finite stays inf
+    testing.assert_close(c, reference(a.double(), b.double()), dtype)
+    assert c.isnan().tolist() == [True, True, False, True, False, True, False]
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 def test_gradient_flows_to_both_inputs(dtype, device):
     a, b = (t.requires_grad_() for t in make_pair((37, 129), dtype, device))
@@ -88,6 +107,8 @@ def test_rejects_mismatched_arguments(device):
         vector_add(a, testing.make_tensor((5,), torch.float32, device))
     with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
         vector_add(a, a.double())
+    with pytest.raises(RuntimeError, match="a and b must have the same dtype"):
+        vector_add(a, torch.ones(4, 5, dtype=torch.int64, device=device))
 
 
 @testing.requires_cuda
@@ -115,6 +136,12 @@ def test_naive_seed_kernel_adds():
     torch.testing.assert_close(naive(a, b), a + b, rtol=0, atol=0)
     with pytest.raises(RuntimeError, match="a must be Float"):
         naive(a.half(), b.half())
+
+
+def test_naive_seed_kernel_is_cuda_only():
+    message = "Could not run 'examples::vector_add_naive' with arguments from the 'CPU' backend"
+    with pytest.raises(NotImplementedError, match=message):
+        naive(torch.ones(3), torch.ones(3))
 
 
 @testing.requires_cuda_memory(24)

@@ -79,6 +79,14 @@ def check_gradients(fn: Callable, *inputs: torch.Tensor) -> None:
     assert torch.autograd.gradcheck(fn, args, eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
+def check_second_derivative_raises(fn: Callable, *inputs: torch.Tensor) -> None:
+    """A second derivative through fn raises a clear error, not PyTorch's silent drop of ops with no formula."""
+    inputs = tuple(t.detach().requires_grad_() for t in inputs)
+    grads = torch.autograd.grad(fn(*inputs).sum(), inputs, create_graph=True)
+    with pytest.raises(RuntimeError, match="second derivatives are not implemented"):
+        torch.autograd.grad(sum(g.sum() for g in grads), inputs)
+
+
 def check_opcheck(op, *args, **kwargs) -> None:
     """torch.library.opcheck: schema, fake (meta) kernel, autograd registration, AOT dispatch."""
     torch.library.opcheck(op, args, kwargs)

@@ -40,6 +40,7 @@ at::Tensor backward_cpu(const at::Tensor& grad, const at::Tensor& x, double alph
 TORCH_LIBRARY_FRAGMENT(examples, m) {
   m.def("fused_relu_scale(Tensor x, float alpha) -> Tensor");
   m.def("fused_relu_scale_backward(Tensor grad, Tensor x, float alpha) -> Tensor");
+  m.def("fused_relu_scale_naive(Tensor x, float alpha) -> Tensor");  // the seed's kernel, CUDA only
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

@@ -20,6 +20,7 @@ at::Tensor forward_cpu(const at::Tensor& volume, double max_value) {
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
   m.def("normalize_volume(Tensor volume, float max_value) -> Tensor");
+  m.def("normalize_volume_naive(Tensor volume, float max_value) -> Tensor");  // the seed's kernel, CUDA only
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

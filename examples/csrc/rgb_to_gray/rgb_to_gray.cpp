@@ -25,6 +25,7 @@ at::Tensor forward_cpu(const at::Tensor& img) {
 
 TORCH_LIBRARY_FRAGMENT(examples, m) {
   m.def("rgb_to_gray(Tensor img) -> Tensor");
+  m.def("rgb_to_gray_naive(Tensor img) -> Tensor");  // the seed's kernel, CUDA only
 }
 
 TORCH_LIBRARY_IMPL(examples, CPU, m) {

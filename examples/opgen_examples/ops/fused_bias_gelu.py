@@ -5,6 +5,8 @@ Kernels in csrc/fused_bias_gelu/; the GELU is gelu_approx's (csrc/gelu_approx/ge
 import torch
 from torch import Tensor
 
+from .._autograd import first_order_only
+
 __all__ = ["fused_bias_gelu"]
 
 
@@ -59,3 +61,4 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::fused_bias_gelu", _backward, setup_context=_setup_context)
+first_order_only("examples::fused_bias_gelu_backward")

@@ -28,6 +28,11 @@ def reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     return torch.nn.functional.gelu(torch.nn.functional.linear(x, weight, bias), approximate="tanh")
 
 
+def naive(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """The seed's kernel (float32 on CUDA, 2-D x, one thread per output, no tiling): a benchmark baseline."""
+    return torch.ops.examples.fused_linear_gelu_naive.default(x, weight, bias)
+
+
 @torch.library.register_fake("examples::fused_linear_gelu")
 def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     torch._check(x.dim() >= 1, lambda: "x must have at least 1 dimension (in_features), got a scalar")
@@ -37,3 +42,7 @@ def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     torch._check(bias.shape[0] == weight.shape[0], lambda: f"bias must have weight.size(0) = {weight.shape[0]} elements")
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
 
+
+@torch.library.register_fake("examples::fused_linear_gelu_naive")
+def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    return x.new_empty((x.shape[0], weight.shape[0]))

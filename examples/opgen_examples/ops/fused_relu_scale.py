@@ -3,6 +3,8 @@ csrc/fused_relu_scale/ (math in fused_relu_scale.h); ReluScaleModel uses it insi
 import torch
 from torch import Tensor
 
+from .._autograd import first_order_only
+
 __all__ = ["fused_relu_scale", "ReluScaleModel"]
 
 
@@ -18,6 +20,11 @@ def fused_relu_scale(x: Tensor, alpha: float) -> Tensor:
 def reference(x: Tensor, alpha: float) -> Tensor:
     """fused_relu_scale in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
     return torch.relu(x) * alpha
+
+
+def naive(x: Tensor, alpha: float) -> Tensor:
+    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
+    return torch.ops.examples.fused_relu_scale_naive.default(x, alpha)
 
 
 class ReluScaleModel(torch.nn.Module):
@@ -55,3 +62,9 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::fused_relu_scale", _backward, setup_context=_setup_context)
+first_order_only("examples::fused_relu_scale_backward")
+
+
+@torch.library.register_fake("examples::fused_relu_scale_naive")
+def _(x: Tensor, alpha: float) -> Tensor:
+    return torch.empty_like(x, memory_format=torch.contiguous_format)

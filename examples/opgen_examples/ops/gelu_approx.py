@@ -5,6 +5,8 @@ y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), i.e. torch.nn.functional.ge
 import torch
 from torch import Tensor
 
+from .._autograd import first_order_only
+
 __all__ = ["gelu_approx"]
 
 
@@ -46,3 +48,4 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::gelu_approx", _backward, setup_context=_setup_context)
+first_order_only("examples::gelu_approx_backward")

@@ -20,8 +20,18 @@ def reference(volume: Tensor, max_value: float) -> Tensor:
     return volume.float() / max_value
 
 
+def naive(volume: Tensor, max_value: float) -> Tensor:
+    """The seed's kernel (CUDA only, a 3-D grid of one-voxel threads, int index): a benchmark baseline."""
+    return torch.ops.examples.normalize_volume_naive.default(volume, max_value)
+
+
 @torch.library.register_fake("examples::normalize_volume")
 def _(volume: Tensor, max_value: float) -> Tensor:
     torch._check(volume.dtype == torch.uint16, lambda: f"volume must be UInt16, got {volume.dtype}")
     torch._check(volume.dim() == 3, lambda: f"volume must have 3 dimension(s), got shape {tuple(volume.shape)}")
+    return volume.new_empty(volume.shape, dtype=torch.float32)
+
+
+@torch.library.register_fake("examples::normalize_volume_naive")
+def _(volume: Tensor, max_value: float) -> Tensor:
     return volume.new_empty(volume.shape, dtype=torch.float32)

@@ -21,9 +21,19 @@ def reference(img: Tensor) -> Tensor:
     return ((19595 * r + 38470 * g + 7471 * b + 32768) >> 16).to(torch.uint8)
 
 
+def naive(img: Tensor) -> Tensor:
+    """The seed's kernel (CUDA only, float weights truncated, not rounded): a benchmark baseline."""
+    return torch.ops.examples.rgb_to_gray_naive.default(img)
+
+
 @torch.library.register_fake("examples::rgb_to_gray")
 def _(img: Tensor) -> Tensor:
     torch._check(img.dtype == torch.uint8, lambda: f"img must be Byte, got {img.dtype}")
     torch._check(img.dim() == 3 and img.shape[2] == 3,
                  lambda: f"img must be an H x W x 3 (RGB) image, got shape {tuple(img.shape)}")
+    return img.new_empty(img.shape[:2])
+
+
+@torch.library.register_fake("examples::rgb_to_gray_naive")
+def _(img: Tensor) -> Tensor:
     return img.new_empty(img.shape[:2])
