@@ -96,3 +96,86 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
 def test_second_derivative_raises(device):
     x = testing.make_tensor((4, 9), torch.float64, device)
     testing.check_second_derivative_raises(fused_bias_gelu, x, _bias_for(x))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("shape", [(4, 33), (2, 3, 8), (9,)])
+def test_gradcheck(shape, device):
+    x = testing.make_tensor(shape, torch.float64, device)
+    testing.check_gradients(fused_bias_gelu, x, _bias_for(x))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_opcheck(device):
+    for shape in [(7, 9), (5, 0), (2, 3, 16)]:
+        x = testing.make_tensor(shape, torch.float32, device)
+        bias = _bias_for(x)
+        testing.check_opcheck(OP, x, bias)
+        testing.check_opcheck(OP, x.clone().requires_grad_(), bias.clone().requires_grad_())
+        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x, bias)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_torch_compile_fullgraph(device):
+    x = testing.make_tensor((64, 33), torch.float32, device)
+    testing.check_compiles(lambda t, b: fused_bias_gelu(t * 2, b) + 1, x, _bias_for(x))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_rejects_bad_arguments(device):
+    x = testing.make_tensor((4, 5), torch.float32, device)
+    bias = _bias_for(x)
+    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
+        fused_bias_gelu(torch.arange(6, device=device), bias)
+    with pytest.raises(RuntimeError, match="x must have at least 1 dimension"):
+        fused_bias_gelu(x[0, 0], bias[:1])
+    with pytest.raises(RuntimeError, match="bias must have 1 dimension"):
+        fused_bias_gelu(x, bias[None])
+    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements, got 4"):
+        fused_bias_gelu(x, bias[:4])
+    with pytest.raises(RuntimeError, match="bias and x must have the same dtype"):
+        fused_bias_gelu(x, bias.double())
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_backward_rejects_mismatched_arguments(device):
+    x = testing.make_tensor((4, 5), torch.float32, device)
+    bias = _bias_for(x)
+    with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
+        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x, bias)
+    with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
+        BACKWARD_OP(x.double(), x, bias)
+    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements"):
+        BACKWARD_OP(x, x, bias[:3])
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
+        fused_bias_gelu(torch.ones(2, 3, device="cuda"), torch.ones(3))
+    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
+        fused_bias_gelu(torch.ones(2, 3), torch.ones(3, device="cuda"))
+    with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
+        BACKWARD_OP(torch.ones(2, 3), torch.ones(2, 3, device="cuda"), torch.ones(3, device="cuda"))
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    x = testing.make_tensor((1024, 1024), torch.float32, "cuda")
+    bias = _bias_for(x)
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = fused_bias_gelu(x, bias)
+    stream.synchronize()
+    testing.assert_close(y, reference(x.double(), bias.double()))
+
+
+@testing.requires_cuda_memory(24)
+def test_more_than_2_to_the_31_elements():
+    rows, cols = 2**31 // 64 + 3, 64
+    x = torch.empty(rows, cols, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    bias = _bias_for(x)
+    y = fused_bias_gelu(x, bias)
+    for part in (slice(0, 64), slice(2**31 // 64 - 64, 2**31 // 64 + 64), slice(rows - 64, rows)):
+        testing.assert_close(y[part], reference(x[part].double(), bias.double()), torch.float16)

@@ -97,3 +97,76 @@ def test_gradcheck(case, device):
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_second_derivative_raises(device):
     testing.check_second_derivative_raises(fused_linear_gelu, *_inputs((3, 5), 4, torch.float64, device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_opcheck(device):
+    for case in [((3, 5, 17), 13), ((0, 17), 13), ((17,), 13)]:
+        inputs = _inputs(*case, torch.float32, device)
+        testing.check_opcheck(OP, *inputs)
+        testing.check_opcheck(OP, *[t.clone().requires_grad_() for t in inputs])
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_torch_compile_fullgraph(device):
+    x, weight, bias = _inputs((4, 16, 33), 24, torch.float32, device)
+    testing.check_compiles(lambda t, w, b: fused_linear_gelu(t * 2, w, b) + 1, x, weight, bias)
+
+
+@testing.requires_cuda
+def test_float32_follows_the_tf32_flag():
+    # 1024 products of values in [-1, 1] per output: full float32 errs by ~1e-6, TF32 (10-bit
+    # mantissas) by ~1e-2. Eager nn.Linear + GELU, under the same flag, calibrates each case.
+    x, weight, bias = _inputs((256, 1024), 256, torch.float32, "cuda")
+    expected = reference(*_as_float64(x, weight, bias))
+
+    def max_error(fn):
+        return (fn(x, weight, bias).double() - expected).abs().max().item()
+
+    with _tf32(False):
+        assert max_error(fused_linear_gelu) < 1e-4 and max_error(reference) < 1e-4
+    if torch.cuda.get_device_capability() >= (8, 0):
+        with _tf32(True):
+            assert max_error(fused_linear_gelu) > 1e-4 and max_error(reference) > 1e-4
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_rejects_bad_arguments(device):
+    x, weight, bias = _inputs((4, 5), 3, torch.float32, device)
+    bad = [
+        ((torch.arange(5, device=device), weight, bias), "x must be a floating-point tensor"),
+        ((x[0, 0], weight, bias), "x must have at least 1 dimension"),
+        ((x, weight[0], bias), "weight must have 2 dimension"),
+        ((x, weight[:, :4], bias), r"weight must have x.size\(-1\) = 5 columns \(in_features\), got shape \[3, 4\]"),
+        ((x, weight, bias[None]), "bias must have 1 dimension"),
+        ((x, weight, bias[:2]), r"bias must have weight.size\(0\) = 3 elements \(out_features\), got 2"),
+        ((x, weight.double(), bias), "weight and x must have the same dtype"),
+        ((x, weight, bias.half()), "bias and x must have the same dtype"),
+    ]
+    for args, message in bad:
+        with pytest.raises(RuntimeError, match=message):
+            fused_linear_gelu(*args)
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    x, weight, bias = _inputs((4, 5), 3, torch.float32, "cuda")
+    with pytest.raises(RuntimeError, match="weight and x must be on the same device"):
+        fused_linear_gelu(x, weight.cpu(), bias)
+    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
+        fused_linear_gelu(x, weight, bias.cpu())
+    with pytest.raises(RuntimeError, match="weight and x must be on the same device"):
+        fused_linear_gelu(x.cpu(), weight, bias)
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    x, weight, bias = _inputs((4096, 256), 384, torch.float32, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = fused_linear_gelu(x, weight, bias)
+    stream.synchronize()
+    # A GEMM's tolerance (float32 rounding of 256 products), not an elementwise one: a stream bug
+    # shows as unwritten or stale output, far outside it.
+    torch.testing.assert_close(y.double(), reference(*_as_float64(x, weight, bias)), rtol=1e-4, atol=1e-4)

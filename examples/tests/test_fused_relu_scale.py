@@ -81,3 +81,97 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
 def test_second_derivative_raises(device):
     x = testing.make_tensor((4, 9), torch.float64, device)
     testing.check_second_derivative_raises(lambda t: fused_relu_scale(t, ALPHA), x)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_gradcheck(device):
+    testing.check_gradients(lambda x: fused_relu_scale(x, ALPHA), testing.make_tensor((4, 33), torch.float64, device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_opcheck(device):
+    for shape in [(7, 9), (0,), (1031,)]:
+        x = testing.make_tensor(shape, torch.float32, device)
+        testing.check_opcheck(OP, x, ALPHA)
+        testing.check_opcheck(OP, x.clone().requires_grad_(), ALPHA)
+        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x, ALPHA)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_torch_compile_fullgraph(device):
+    x = testing.make_tensor((64, 33), torch.float32, device)
+    testing.check_compiles(lambda t: fused_relu_scale(t * 2, ALPHA) + 1, x)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_rejects_integer_input(device):
+    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
+        fused_relu_scale(torch.arange(6, device=device), ALPHA)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_backward_rejects_mismatched_arguments(device):
+    x = testing.make_tensor((4, 5), torch.float32, device)
+    with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
+        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x, ALPHA)
+    with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
+        BACKWARD_OP(x.double(), x, ALPHA)
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
+        BACKWARD_OP(torch.ones(3, device="cuda"), torch.ones(3), ALPHA)
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = fused_relu_scale(x, ALPHA)
+    stream.synchronize()
+    testing.assert_close(y, reference(x.double(), ALPHA))
+
+
+@testing.requires_cuda_memory(24)
+def test_more_than_2_to_the_31_elements():
+    n = 2**31 + 77
+    x = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    y = fused_relu_scale(x, ALPHA)
+    for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
+        testing.assert_close(y[part], reference(x[part].double(), ALPHA), torch.float16)
+
+
+# The seed's use: a model whose forward is Linear(100, 100) then fused_relu_scale(alpha=1.5).
+
+
+def _model_and_reference(device):
+    torch.manual_seed(0)
+    model = ReluScaleModel().to(device)
+    plain = torch.nn.Linear(100, 100).to(device)
+    plain.load_state_dict(model.linear.state_dict())
+    return model, lambda x: reference(plain(x), ALPHA), plain
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_model_forward_and_backward_match_plain_pytorch(device):
+    model, plain_forward, plain = _model_and_reference(device)
+    x = testing.make_tensor((32, 100), torch.float32, device)
+    grad = testing.make_tensor((32, 100), torch.float32, device)
+    y = model(x)
+    expected = plain_forward(x)
+    assert y.shape == (32, 100)
+    torch.testing.assert_close(y, expected)
+    y.backward(grad)
+    expected.backward(grad)
+    torch.testing.assert_close(model.linear.weight.grad, plain.weight.grad)
+    torch.testing.assert_close(model.linear.bias.grad, plain.bias.grad)
+    assert model.linear.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_model_compiles_fullgraph(device):
+    model, _, _ = _model_and_reference(device)
+    testing.check_compiles(model, testing.make_tensor((32, 100), torch.float32, device))

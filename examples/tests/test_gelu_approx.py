@@ -94,3 +94,64 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
 @pytest.mark.parametrize("device", testing.DEVICES)
 def test_second_derivative_raises(device):
     testing.check_second_derivative_raises(gelu_approx, testing.make_tensor((4, 9), torch.float64, device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_gradcheck(device):
+    testing.check_gradients(gelu_approx, testing.make_tensor((4, 33), torch.float64, device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_opcheck(device):
+    for shape in [(7, 9), (0,), (1031,)]:
+        x = testing.make_tensor(shape, torch.float32, device)
+        testing.check_opcheck(OP, x)
+        testing.check_opcheck(OP, x.clone().requires_grad_())
+        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_torch_compile_fullgraph(device):
+    x = testing.make_tensor((64, 33), torch.float32, device)
+    testing.check_compiles(lambda t: gelu_approx(t * 2) + 1, x)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_rejects_integer_input(device):
+    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
+        gelu_approx(torch.arange(6, device=device))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+def test_backward_rejects_mismatched_arguments(device):
+    x = testing.make_tensor((4, 5), torch.float32, device)
+    with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
+        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x)
+    with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
+        BACKWARD_OP(x.double(), x)
+
+
+@testing.requires_cuda
+def test_rejects_tensors_on_different_devices():
+    with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
+        BACKWARD_OP(torch.ones(3, device="cuda"), torch.ones(3))
+
+
+@testing.requires_cuda
+def test_runs_on_the_current_stream():
+    x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        y = gelu_approx(x)
+    stream.synchronize()
+    testing.assert_close(y, reference(x.double()))
+
+
+@testing.requires_cuda_memory(24)
+def test_more_than_2_to_the_31_elements():
+    n = 2**31 + 77
+    x = torch.empty(n, dtype=torch.float16, device="cuda").uniform_(-4, 4)
+    y = gelu_approx(x)
+    for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
+        testing.assert_close(y[part], reference(x[part].double()), torch.float16)
