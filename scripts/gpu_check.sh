@@ -5,7 +5,7 @@
 #   build_examples builds examples/ alone.
 #   SANITIZER_TOOLS="memcheck racecheck synccheck" picks the compute-sanitizer tools, SANITIZER_TESTS
 #   the test files (default: all of examples/tests), SANITIZER_SELECT the pytest -k expression,
-#   SANITIZER_FILE_TIMEOUT the seconds one test file may take.
+#   SANITIZER_FILE_TIMEOUT the seconds one test file may take. BENCH_OPS="op ..." benchmarks only those ops.
 # Results go to $OUT (default ./gpu-report): summary.md, one log per stage, bench/report.{md,json,png}.
 # Needs torch with CUDA, nvcc, ninja, pytest; copier and opgen come from PYTHONPATH or pip.
 set -uo pipefail
@@ -111,9 +111,13 @@ stage_sanitize() {
 
 stage_bench() {
   note "## Benchmarks"
-  (cd "$skeleton" && $python -m benchmarks --out "$work/skeleton-bench") >"$out/bench.log" 2>&1
-  grep "^| " "$work/skeleton-bench/report.md" >>"$summary"
-  (cd "$examples" && $python -m benchmarks --out "$out/bench") >>"$out/bench.log" 2>&1
+  : >"$out/bench.log"
+  if [ -d "$skeleton" ]; then
+    (cd "$skeleton" && $python -m benchmarks --out "$work/skeleton-bench") >>"$out/bench.log" 2>&1
+    grep "^| " "$work/skeleton-bench/report.md" >>"$summary"
+  fi
+  # BENCH_OPS="op ..." benchmarks only those examples (default: all).
+  (cd "$examples" && $python -m benchmarks ${BENCH_OPS:-} --out "$out/bench") >>"$out/bench.log" 2>&1
   note "- examples: $(tail -1 "$out/bench.log")"
 }
 

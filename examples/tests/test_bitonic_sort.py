@@ -122,10 +122,6 @@ def test_rejects_bad_input(device):
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     x = make_input((4096, 300), torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        values, indices = bitonic_sort(x)
-    stream.synchronize()
+    values, indices = testing.call_on_side_stream(bitonic_sort, x)
     expected_values, expected_indices = reference(x)
     assert torch.equal(values, expected_values) and torch.equal(indices, expected_indices)

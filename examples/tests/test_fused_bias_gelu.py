@@ -163,11 +163,7 @@ def test_rejects_tensors_on_different_devices():
 def test_runs_on_the_current_stream():
     x = testing.make_tensor((1024, 1024), torch.float32, "cuda")
     bias = _bias_for(x)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        y = fused_bias_gelu(x, bias)
-    stream.synchronize()
+    y = testing.call_on_side_stream(fused_bias_gelu, x, bias)
     testing.assert_close(y, reference(x.double(), bias.double()))
 
 

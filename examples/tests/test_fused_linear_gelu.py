@@ -10,7 +10,8 @@ from opgen_examples.ops.fused_linear_gelu import fused_linear_gelu, reference
 OP = torch.ops.examples.fused_linear_gelu.default
 
 # (x shape, out_features): odd sizes, leading dims, 1-D x, empty batch, in_features or out_features
-# of 0 or 1 (where cuBLASLt is skipped), sizes cuBLASLt vectorizes.
+# of 0 or 1 (where cuBLASLt is skipped), sizes cuBLASLt vectorizes; on CUDA, batches of at most 32
+# rows take the small-batch kernel (partial tiles, the 32/33 boundary).
 CASES = [
     ((3, 5, 17), 13),
     ((17,), 13),
@@ -23,7 +24,11 @@ CASES = [
     ((5, 17), 1),
     ((64, 96), 40),
     ((2, 33, 128), 72),
+    ((32, 70), 20),
+    ((33, 70), 20),
 ]
+# Leading dims of x: 21 rows (the small-batch kernel on CUDA) and 45 (the GEMM path).
+BATCH_SHAPES = pytest.mark.parametrize("batch_shape", [(3, 7), (5, 9)], ids=["small_batch", "gemm_batch"])
 
 
 def _inputs(x_shape, out_features, dtype, device, x_layout="contiguous", weight_layout="contiguous"):
@@ -58,18 +63,32 @@ def test_forward_matches_reference(case, dtype, device):
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("batch", [32, 33], ids=["small_batch", "gemm_batch"])
+def test_long_reduction(batch, dtype, device):
+    # 1000 products per output: on CUDA at batch 32, 8 reduction steps per warp and a partial last
+    # one. A GEMM's float32 tolerance, as rounding grows with the reduction length.
+    x, weight, bias = _inputs((batch, 1000), 37, dtype, device)
+    rtol, atol = (1e-4, 1e-4) if dtype == torch.float32 else testing.tolerances(dtype)
+    expected = reference(*_as_float64(x, weight, bias))
+    torch.testing.assert_close(fused_linear_gelu(x, weight, bias).double(), expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("x_layout", testing.LAYOUTS)
 @pytest.mark.parametrize("weight_layout", testing.LAYOUTS)
-def test_forward_with_any_strides(weight_layout, x_layout, dtype, device):
-    x, weight, bias = _inputs((3, 7, 24), 20, dtype, device, x_layout, weight_layout)
+@BATCH_SHAPES
+def test_forward_with_any_strides(batch_shape, weight_layout, x_layout, dtype, device):
+    x, weight, bias = _inputs((*batch_shape, 24), 20, dtype, device, x_layout, weight_layout)
     testing.assert_close(fused_linear_gelu(x, weight, bias), reference(*_as_float64(x, weight, bias)), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("bias_layout", ["strided", "misaligned"])
-def test_non_contiguous_or_misaligned_bias(bias_layout, dtype, device):
-    x, weight, _ = _inputs((3, 7, 24), 20, dtype, device)
+@BATCH_SHAPES
+def test_non_contiguous_or_misaligned_bias(batch_shape, bias_layout, dtype, device):
+    x, weight, _ = _inputs((*batch_shape, 24), 20, dtype, device)
     bias = testing.make_tensor((20,), dtype, device, bias_layout, low=-1, high=1)
     testing.assert_close(fused_linear_gelu(x, weight, bias), reference(*_as_float64(x, weight, bias)), dtype)
 
@@ -160,13 +179,10 @@ def test_rejects_tensors_on_different_devices():
 
 
 @testing.requires_cuda
-def test_runs_on_the_current_stream():
-    x, weight, bias = _inputs((4096, 256), 384, torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        y = fused_linear_gelu(x, weight, bias)
-    stream.synchronize()
+@pytest.mark.parametrize("batch", [16, 4096], ids=["small_batch", "gemm_batch"])
+def test_runs_on_the_current_stream(batch):
+    x, weight, bias = _inputs((batch, 256), 384, torch.float32, "cuda")
+    y = testing.call_on_side_stream(fused_linear_gelu, x, weight, bias)
     # A GEMM's tolerance (float32 rounding of 256 products), not an elementwise one: a stream bug
     # shows as unwritten or stale output, far outside it.
     torch.testing.assert_close(y.double(), reference(*_as_float64(x, weight, bias)), rtol=1e-4, atol=1e-4)

@@ -127,11 +127,7 @@ def test_rejects_tensors_on_different_devices():
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        y = fused_relu_scale(x, ALPHA)
-    stream.synchronize()
+    y = testing.call_on_side_stream(lambda t: fused_relu_scale(t, ALPHA), x)
     testing.assert_close(y, reference(x.double(), ALPHA))
 
 

@@ -142,11 +142,7 @@ def test_rejects_tensors_on_different_devices():
 def test_runs_on_the_current_stream():
     a = testing.make_tensor((1000, 1000), torch.float32, "cuda")
     b = testing.make_tensor((1000, 1000), torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        c = gemm(a, b)
-    stream.synchronize()
+    c = testing.call_on_side_stream(gemm, a, b)
     assert_matches_product(c, a, b)
 
 

@@ -105,11 +105,7 @@ def test_cuda_many_tokens_and_deterministic():
 def test_cuda_runs_on_the_current_stream():
     inputs = make_inputs(4096, 128, 256, 8, dtype=torch.bfloat16, device="cuda")
     expected = expected_of(*inputs, 2)
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        y = moe(*inputs, 2)
-    torch.cuda.current_stream().wait_stream(stream)
+    y = testing.call_on_side_stream(lambda *tensors: moe(*tensors, 2), *inputs)
     testing.assert_close(y, expected, torch.bfloat16)
 
 

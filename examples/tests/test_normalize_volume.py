@@ -81,11 +81,7 @@ def test_rejects_bad_input(device):
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     volume = make_volume((16, 256, 256), "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        out = normalize_volume(volume, MAX_VALUE)
-    stream.synchronize()
+    out = testing.call_on_side_stream(lambda v: normalize_volume(v, MAX_VALUE), volume)
     testing.assert_close(out, expected(volume, MAX_VALUE), torch.float32)
 
 

@@ -86,11 +86,7 @@ def test_rejects_bad_input(device):
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     img = make_image((512, 1024, 3), "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        gray = rgb_to_gray(img)
-    stream.synchronize()
+    gray = testing.call_on_side_stream(rgb_to_gray, img)
     assert torch.equal(gray, reference(img))
 
 

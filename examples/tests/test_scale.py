@@ -88,11 +88,7 @@ def test_rejects_integer_input(device):
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     x = testing.make_tensor((1 << 20,), torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        y = scale(x, FACTOR)
-    stream.synchronize()
+    y = testing.call_on_side_stream(lambda t: scale(t, FACTOR), x)
     testing.assert_close(y, reference(x.double(), FACTOR))
 
 

@@ -122,11 +122,7 @@ def test_rejects_tensors_on_different_devices():
 @testing.requires_cuda
 def test_runs_on_the_current_stream():
     a, b = make_pair((1 << 20,), torch.float32, "cuda")
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        c = vector_add(a, b)
-    stream.synchronize()
+    c = testing.call_on_side_stream(vector_add, a, b)
     testing.assert_close(c, reference(a.double(), b.double()))
 
 

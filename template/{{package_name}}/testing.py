@@ -102,6 +102,31 @@ def check_compiles(fn: Callable, *args: torch.Tensor) -> None:
         torch.testing.assert_close(a, e)
 
 
+# The side stream's head start in clock cycles: ~20 ms at 2 GHz, far longer than a test's launches.
+_SIDE_STREAM_SLEEP_CYCLES = 40_000_000
+
+
+def call_on_side_stream(fn: Callable, *inputs: torch.Tensor):
+    """fn(*inputs) under a fresh side stream, on which `inputs` get their values only behind a sleep.
+
+    The inputs are zeroed on the current stream first and written back on the side stream after
+    the sleep, so a kernel launched on any stream but the current one reads the zeros (a wrong
+    answer, not a lucky pass). Returns fn's result once the side stream is done.
+    """
+    values = [t.clone() for t in inputs]
+    for t in inputs:
+        t.zero_()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        torch.cuda._sleep(_SIDE_STREAM_SLEEP_CYCLES)
+        for t, value in zip(inputs, values):
+            t.copy_(value)
+        result = fn(*inputs)
+    stream.synchronize()
+    return result
+
+
 def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 

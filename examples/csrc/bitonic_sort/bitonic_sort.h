@@ -9,8 +9,8 @@
 // descending; all NaNs equal), and -0.0 equals +0.0.
 #pragma once
 
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
 #include <c10/macros/Macros.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>

@@ -11,12 +11,14 @@
 // rows are padded into a global work buffer: chunks of the largest shared-memory size are sorted,
 // then each merge phase runs its strides of a chunk or more as one global compare-exchange
 // launch each, and the rest as one shared-memory pass per chunk.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/cuda/detail/IntegerDivider.cuh>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // that names the argument, never a crash.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 namespace opgen {
 

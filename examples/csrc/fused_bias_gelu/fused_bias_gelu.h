@@ -3,7 +3,7 @@
 // gelu_approx's, so every GELU in the project is the same function.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/macros/Macros.h>
 
 #include "common/checks.h"

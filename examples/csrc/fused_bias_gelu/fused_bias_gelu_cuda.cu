@@ -6,11 +6,13 @@
 // at all, 64-bit offsets, and x is read and y written exactly once. Vectors are 16 bytes when every
 // pointer is 16-byte aligned and cols is a multiple of the vector width (so a vector never straddles
 // two rows); otherwise the same kernel moves one element at a time.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // (fused_linear_gelu_cuda.cu) kernels. The GELU is gelu_approx's (gelu_approx/gelu_approx.h).
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/util/accumulate.h>
 
 #include <vector>

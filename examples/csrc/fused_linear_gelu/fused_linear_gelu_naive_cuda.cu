@@ -1,10 +1,12 @@
 // fused_linear_gelu_naive: the seed's kernel (one thread per output element, a plain loop over
 // in_features, no tiling or tensor cores, an int index), registered only as a benchmark baseline
 // for fused_linear_gelu. float32, x (batch, in_features).
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>

@@ -1,9 +1,10 @@
 // fused_relu_scale: CUDA kernels, through the element-wise map of common/elementwise.cuh (16-byte
 // vectors when aligned, one element at a time otherwise, 64-bit indices), on the current stream.
 // One pass over memory where eager relu(x) * alpha makes two.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

@@ -1,10 +1,12 @@
 // fused_relu_scale_naive: the seed's kernel (one thread per float32 element, an int index),
 // registered only as a benchmark baseline for fused_relu_scale. The seed's launcher also
 // synchronized the device after each launch; that is left out, so the timing is the kernel's.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <limits>

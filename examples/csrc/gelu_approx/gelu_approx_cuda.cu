@@ -1,7 +1,8 @@
 // gelu_approx: CUDA kernels, through the vectorized element-wise map (16-byte loads, scalar tail,
 // 64-bit indices) of common/elementwise.cuh, on the current stream of the input's device.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

@@ -1,7 +1,7 @@
 // gemm: argument checks shared by the CPU (gemm.cpp) and CUDA (gemm_cuda.cu) kernels.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 #include "common/checks.h"
 

@@ -4,12 +4,15 @@
 // inputs' layout and launches it. float16 and bfloat16 load and store their own type and accumulate
 // in float; float64 uses a smaller tile (twice the bytes per register) and accumulates in double.
 // gemm_naive is the seed's one-thread-per-output kernel, kept as the benchmark's baseline.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <cstdint>

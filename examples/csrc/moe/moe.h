@@ -2,7 +2,7 @@
 // (moe_cuda.cu), so both reject the same inputs with the same messages.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 
 namespace examples::moe {
 

@@ -13,12 +13,21 @@
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
 //   5. combine_kernel: y[t] = sum over slots k of p[t, k] * out[row(t, k)], a gather in slot order:
 //      no atomics, so the result does not depend on scheduling.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/_addmm_activation.h>
+#include <ATen/ops/_grouped_mm.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // (normalize_volume.cpp) and the CUDA kernel (normalize_volume_cuda.cu), so the two cannot drift apart.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/macros/Macros.h>
 
 #include <cstdint>

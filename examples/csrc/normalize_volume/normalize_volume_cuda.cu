@@ -1,7 +1,8 @@
 // normalize_volume: CUDA kernel, through the element-wise map of common/elementwise.cuh: with
 // aligned pointers each thread moves 4 voxels at a time (an 8-byte uint16 load, a 16-byte float
 // store), one voxel at a time otherwise; 64-bit indices; on the current stream of volume's device.
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

@@ -1,9 +1,11 @@
 // normalize_volume_naive: the seed's kernel (8x8x4 threads per block, one voxel each, an int
 // index, a division per voxel), registered only as a benchmark baseline for normalize_volume.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <limits>

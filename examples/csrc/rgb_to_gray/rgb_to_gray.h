@@ -2,7 +2,7 @@
 // (rgb_to_gray.cpp) and the CUDA kernel (rgb_to_gray_cuda.cu), so the two agree bit for bit.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/macros/Macros.h>
 
 #include <cstdint>

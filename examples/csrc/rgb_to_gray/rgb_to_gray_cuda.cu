@@ -6,10 +6,12 @@
 // conflicts) and writes its 16 gray bytes as one 16-byte store. That needs both pointers 16-byte
 // aligned; otherwise (a view that starts mid-vector) and in the last, partial tile, threads
 // convert one pixel at a time.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <cstdint>

@@ -1,10 +1,12 @@
 // rgb_to_gray_naive: the seed's kernel (16x16 threads per block, one pixel each, an int index,
 // float weights truncated to uint8), registered only as a benchmark baseline for rgb_to_gray. The
 // seed declared its own `uchar3`, which clashes with CUDA's; CUDA's has the same 3-byte layout.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <limits>

@@ -1,8 +1,9 @@
 // scale: CUDA kernel, through the element-wise map of common/elementwise.cuh (16-byte vectors when
 // aligned, one element at a time otherwise, 64-bit indices), on the current stream of x's device.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

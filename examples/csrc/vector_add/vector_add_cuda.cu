@@ -1,8 +1,9 @@
 // vector_add: CUDA kernel, through the element-wise map of common/elementwise.cuh: 16-byte vector
 // loads and stores when a, b and the result are 16-byte aligned, one element at a time otherwise
 // (a misaligned view such as a[1:]), 64-bit indices, on the current stream of the inputs' device.
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 

@@ -1,10 +1,12 @@
 // vector_add_naive: the seed's kernel (one thread per float32 element, a 32-bit index, no
 // vectors), registered only as a benchmark baseline for vector_add. Its int index is why it
 // refuses 2^31 elements or more; use vector_add for real work.
-#include <ATen/ATen.h>
-#include <ATen/cuda/CUDAContext.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
 
 #include <limits>
