@@ -66,9 +66,11 @@ def test_forward_matches_reference(case, dtype, device):
 @pytest.mark.parametrize("batch", [32, 33], ids=["small_batch", "gemm_batch"])
 def test_long_reduction(batch, dtype, device):
     # 1000 products per output: on CUDA at batch 32, 8 reduction steps per warp and a partial last
-    # one. A GEMM's float32 tolerance, as rounding grows with the reduction length.
+    # one. GEMM tolerances, as rounding grows with the reduction length; bfloat16's allows for
+    # cuBLAS adding split-K partial sums in bfloat16, as nn.Linear does by default (measured on an
+    # H100 at batch 33: 0.04 off for outputs of ~10).
     x, weight, bias = _inputs((batch, 1000), 37, dtype, device)
-    rtol, atol = (1e-4, 1e-4) if dtype == torch.float32 else testing.tolerances(dtype)
+    rtol, atol = (1e-4, 1e-4) if dtype == torch.float32 else (1.6e-2, 0.1)
     expected = reference(*_as_float64(x, weight, bias))
     torch.testing.assert_close(fused_linear_gelu(x, weight, bias).double(), expected, rtol=rtol, atol=atol)
 
