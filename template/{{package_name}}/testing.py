@@ -11,6 +11,9 @@ import torch
 HAS_CUDA = torch.cuda.is_available()
 requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here: CUDA kernels are tested on a GPU machine")
 
+requires_two_cuda_devices = pytest.mark.skipif(
+    torch.cuda.device_count() < 2, reason="fewer than 2 CUDA devices here: device-guard tests run on a multi-GPU machine")
+
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
 # Empty, single-element, odd sizes, sizes that end in a partial vector/tile, several dims.
@@ -125,6 +128,20 @@ def call_on_side_stream(fn: Callable, *inputs: torch.Tensor):
         result = fn(*inputs)
     stream.synchronize()
     return result
+
+
+def check_runs_on_the_inputs_device(fn: Callable, *inputs: torch.Tensor) -> None:
+    """fn(*inputs) with the inputs moved to cuda:1 while cuda:0 is the current device gives, on
+    cuda:1, what it gives on cuda:0. A kernel without a device guard launches on cuda:0 with cuda:1
+    pointers and fails or reads the wrong memory."""
+    expected = _as_tuple(fn(*inputs))
+    moved = [t.to("cuda:1") for t in inputs]
+    with torch.cuda.device(0):
+        actual = _as_tuple(fn(*moved))
+        torch.cuda.synchronize(1)
+    for a, e in zip(actual, expected):
+        assert a.device == torch.device("cuda", 1), f"an output on {a.device}, the inputs on cuda:1"
+        torch.testing.assert_close(a.cpu(), e.cpu())
 
 
 def _as_tuple(x) -> tuple:
