@@ -87,9 +87,7 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
     grad = testing.make_tensor((33, 65), torch.float32, device, grad_layout)
     x = testing.make_tensor((33, 65), torch.float32, device, x_layout)
     bias = _bias_for(x, "strided")
-    x64 = x.double().requires_grad_()
-    (expected,) = torch.autograd.grad(reference(x64, bias.double()), x64, grad.double())
-    testing.assert_close(BACKWARD_OP(grad, x, bias), expected)
+    testing.check_backward_op(lambda g, t: BACKWARD_OP(g, t, bias), lambda t: reference(t, bias.double()), grad, x)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)

@@ -76,6 +76,14 @@ def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtyp
     torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), rtol=rtol, atol=atol, equal_nan=True)
 
 
+def check_backward_op(backward_op: Callable, forward: Callable, grad: torch.Tensor, x: torch.Tensor) -> None:
+    """backward_op(grad, x) equals the gradient autograd takes through `forward` (the op's plain
+    PyTorch reference) in float64, for grad and x in whatever layout they come."""
+    x64 = x.detach().double().requires_grad_()
+    (expected,) = torch.autograd.grad(forward(x64), x64, grad.double())
+    assert_close(backward_op(grad, x), expected, x.dtype)
+
+
 def check_gradients(fn: Callable, *inputs: torch.Tensor) -> None:
     """torch.autograd.gradcheck of fn in float64 (inputs are cast and set to require grad)."""
     args = [x.detach().double().requires_grad_(x.is_floating_point()) for x in inputs]
