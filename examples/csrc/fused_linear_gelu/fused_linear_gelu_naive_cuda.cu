@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "common/checks.h"
+#include "fused_linear_gelu/fused_linear_gelu.h"
 
 namespace examples::fused_linear_gelu {
 
@@ -33,16 +34,9 @@ __global__ void naive_linear_gelu_kernel(const float* input, const float* weight
 }
 
 at::Tensor naive_cuda(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  check_arguments(x, weight, bias);  // fused_linear_gelu's: devices, dtypes, ranks and sizes
   opgen::check_dtype(x, "x", at::kFloat);
   opgen::check_dim(x, "x", 2);
-  opgen::check_dim(weight, "weight", 2);
-  opgen::check_dim(bias, "bias", 1);
-  opgen::check_same_device(weight, "weight", x, "x");
-  opgen::check_same_device(bias, "bias", x, "x");
-  opgen::check_same_dtype(weight, "weight", x, "x");
-  opgen::check_same_dtype(bias, "bias", x, "x");
-  TORCH_CHECK(weight.size(1) == x.size(1) && bias.size(0) == weight.size(0), "fused_linear_gelu_naive: x ",
-              x.sizes(), ", weight ", weight.sizes(), " and bias ", bias.sizes(), " do not fit together");
   TORCH_CHECK(x.size(0) * weight.size(0) <= std::numeric_limits<int>::max() &&
                   std::max(x.numel(), weight.numel()) <= std::numeric_limits<int>::max(),
               "fused_linear_gelu_naive indexes with int: the sizes pass 2^31 - 1");
