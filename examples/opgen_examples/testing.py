@@ -140,16 +140,18 @@ def call_on_side_stream(fn: Callable, *inputs: torch.Tensor):
 
 def check_runs_on_the_inputs_device(fn: Callable, *inputs: torch.Tensor) -> None:
     """fn(*inputs) with the inputs moved to cuda:1 while cuda:0 is the current device gives, on
-    cuda:1, what it gives on cuda:0. A kernel without a device guard launches on cuda:0 with cuda:1
-    pointers and fails or reads the wrong memory."""
+    cuda:1, what it gives on cuda:0. A kernel without a device guard launches on cuda:0's stream.
+    With peer access on, it could still read cuda:1's memory and get the right answer, so cuda:0's
+    stream is held behind a sleep first: such a launch has not run when cuda:1's results are read."""
     expected = _as_tuple(fn(*inputs))
     moved = [t.to("cuda:1") for t in inputs]
     with torch.cuda.device(0):
+        torch.cuda._sleep(_SIDE_STREAM_SLEEP_CYCLES)
         actual = _as_tuple(fn(*moved))
-        torch.cuda.synchronize(1)
     for a, e in zip(actual, expected):
         assert a.device == torch.device("cuda", 1), f"an output on {a.device}, the inputs on cuda:1"
         torch.testing.assert_close(a.cpu(), e.cpu())
+    torch.cuda.synchronize(0)
 
 
 def _as_tuple(x) -> tuple:
