@@ -113,8 +113,9 @@ def check_compiles(fn: Callable, *args: torch.Tensor) -> None:
         torch.testing.assert_close(a, e)
 
 
-# The side stream's head start in clock cycles: ~20 ms at 2 GHz, far longer than a test's launches.
-_SIDE_STREAM_SLEEP_CYCLES = 40_000_000
+# A sleep on one stream that a test's launches must not wait for (the side stream's head start, and
+# cuda:0 held back in the device check), in clock cycles: ~20 ms at 2 GHz, far longer than the launches.
+_HEAD_START_SLEEP_CYCLES = 40_000_000
 
 
 def call_on_side_stream(fn: Callable, *inputs: torch.Tensor):
@@ -130,7 +131,7 @@ def call_on_side_stream(fn: Callable, *inputs: torch.Tensor):
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        torch.cuda._sleep(_SIDE_STREAM_SLEEP_CYCLES)
+        torch.cuda._sleep(_HEAD_START_SLEEP_CYCLES)
         for t, value in zip(inputs, values):
             t.copy_(value)
         result = fn(*inputs)
@@ -146,7 +147,7 @@ def check_runs_on_the_inputs_device(fn: Callable, *inputs: torch.Tensor) -> None
     expected = _as_tuple(fn(*inputs))
     moved = [t.to("cuda:1") for t in inputs]
     with torch.cuda.device(0):
-        torch.cuda._sleep(_SIDE_STREAM_SLEEP_CYCLES)
+        torch.cuda._sleep(_HEAD_START_SLEEP_CYCLES)
         actual = _as_tuple(fn(*moved))
     for a, e in zip(actual, expected):
         assert a.device == torch.device("cuda", 1), f"an output on {a.device}, the inputs on cuda:1"
