@@ -1,6 +1,7 @@
 """Builds opgen_examples._C: every op under csrc/, with CUDA when torch and nvcc allow it.
 
     pip install --no-build-isolation -e .
+    pip wheel --no-build-isolation --no-deps -w dist .    # a wheel (abi3 with torch_api "stable")
 
 Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
 jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
@@ -29,7 +30,12 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 
 Extension = CUDAExtension if with_cuda else CppExtension
 sources = [str(p.relative_to(ROOT)) for p in build.extension_sources(with_cuda)]
-build.log(f"{'CUDA' if with_cuda else 'CPU-only'} build of {len(build.op_names())} op(s): {', '.join(build.op_names()) or '-'}")
+stable = build.stable_binary()
+build.log(f"{'CUDA' if with_cuda else 'CPU-only'} build ({build.TORCH_API} torch API) of {len(build.op_names())} "
+          f"op(s): {', '.join(build.op_names()) or '-'}")
+if build.TORCH_API == "stable" and not stable:
+    build.log(f"ops on the full ATen API ({', '.join(build.ops_using_aten())}): the binary fits only this torch")
+build.write_build_info(with_cuda)
 
 
 class IncrementalBuildExtension(BuildExtension):
@@ -47,11 +53,16 @@ extension = Extension(
     sources=sources,
     include_dirs=build.include_dirs(with_cuda),
     extra_compile_args={"cxx": build.CXX_FLAGS, "nvcc": build.NVCC_FLAGS} if with_cuda else {"cxx": build.CXX_FLAGS},
+    # stable: only Python's limited API and torch's stable C ABI, so one wheel (tag abi3) serves every
+    # CPython >= 3.10 and every torch >= the stable target.
+    py_limited_api=stable,
 )
 
 setup(
     packages=find_packages(include=["opgen_examples", "opgen_examples.*"]),
+    package_data={"opgen_examples": [build.BUILD_INFO.name]},
     ext_modules=[extension],
     cmdclass={"build_ext": IncrementalBuildExtension},
+    options={"bdist_wheel": {"py_limited_api": "cp310"}} if stable else {},
     zip_safe=False,
 )

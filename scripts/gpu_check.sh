@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# On a GPU machine: build a fresh generated project (one op of each kind) and examples/ for sm_90,
-# run their tests on CUDA, compute-sanitizer over the CUDA tests, and the benchmarks; write a report.
-#   scripts/gpu_check.sh [STAGE ...]    stages: env build test sanitize bench buildspeed (default: all);
-#   build_examples builds examples/ alone.
+# On a GPU machine: build fresh generated projects (one op of each kind; torch_api stable and aten)
+# and examples/ for sm_90, run their tests on CUDA, a wheel built elsewhere with another torch,
+# compute-sanitizer over the CUDA tests, the benchmarks and build speed; write a report.
+#   scripts/gpu_check.sh [STAGE ...]    stages: env build test wheel sanitize bench buildspeed (default:
+#   all); build_examples builds examples/ alone.
+#   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
+#   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
+#   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
 #   SANITIZER_TOOLS="memcheck racecheck synccheck" picks the compute-sanitizer tools, SANITIZER_TESTS
 #   the test files (default: all of examples/tests), SANITIZER_SELECT the pytest -k expression,
 #   SANITIZER_FILE_TIMEOUT the seconds one test file may take. BENCH_OPS="op ..." benchmarks only those ops.
@@ -13,8 +17,10 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$repo/gpu-report}
 work=${WORK:-/tmp/opgen-gpu}
 python=${PYTHON:-python3}
-stages=${*:-env build test sanitize bench buildspeed}
-skeleton=$work/skeleton
+stages=${*:-env build test wheel sanitize bench buildspeed}
+carry=${CARRY:-$repo/.gpu-carry}
+skeleton=$work/skeleton         # torch_api stable
+skeleton_aten=$work/skeleton-aten
 examples=$repo/examples
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16} PYTHONUNBUFFERED=1
 export PYTHONPATH="$repo/generator${PYTHONPATH:+:$PYTHONPATH}"
@@ -38,12 +44,31 @@ stage_env() {
   note "- $(nvcc --version | tail -1); CXX=${CXX:-c++}"
 }
 
+# A fresh project with one op of each kind, answering torch_api=$2 (unbuilt).
+render_skeleton() {
+  rm -rf "$1"
+  $python -m copier copy --defaults --vcs-ref HEAD --data project_name="gpu-ops-$2" --data torch_api="$2" "$repo" "$1" &&
+    (cd "$1" && $python -m opgen new gelu_approx --kind elementwise && $python -m opgen new row_sumsq --kind reduction &&
+      $python -m opgen new my_blank --kind blank)
+}
+
+stage_prepare() {
+  rm -rf "$carry" && mkdir -p "$carry/wheels"
+  render_skeleton "$carry/skeleton" stable && render_skeleton "$carry/skeleton-aten" aten &&
+    (cd "$carry/skeleton" && $python -m pip wheel --no-build-isolation --no-deps -w "$carry/wheels" . &&
+      rm -rf build "$carry"/skeleton/gpu_ops_stable/_C* "$carry"/skeleton/gpu_ops_stable/_build_info.json) &&
+    echo "prepared $carry: $(ls "$carry/wheels"), built with $($python -c 'import torch; print("torch", torch.__version__)')"
+}
+
+# The fresh project for torch_api=$2 at $1: copied from $carry when prepared there, else rendered.
+fresh_skeleton() {
+  local from=$carry/skeleton
+  [ "$2" = aten ] && from=$carry/skeleton-aten
+  if [ -d "$from" ]; then rm -rf "$1" && cp -r "$from" "$1"; else render_skeleton "$1" "$2"; fi
+}
+
 build_skeleton() {
-  rm -rf "$skeleton"
-  $python -m copier copy --trust --defaults --data package_name=gpu_ops "$repo" "$skeleton" &&
-    (cd "$skeleton" && $python -m opgen new gelu_approx --kind elementwise && $python -m opgen new row_sumsq --kind reduction &&
-      $python -m opgen new my_blank --kind blank) &&
-    (cd "$skeleton" && time $python -m pip install --no-build-isolation --no-deps -e .)
+  fresh_skeleton "$1" "$2" && (cd "$1" && time $python -m pip install --no-build-isolation --no-deps -e .)
 }
 
 build_examples() {
@@ -51,15 +76,21 @@ build_examples() {
 }
 
 stage_build() {
-  note "## Builds for sm_90: fresh project (copier copy + opgen new, one op of each kind) and examples/"
-  build_skeleton >"$work/build-skeleton.log" 2>&1 &
+  note "## Builds for sm_90: fresh projects (copier copy + opgen new, one op of each kind) and examples/"
+  build_skeleton "$skeleton" stable >"$work/build-skeleton.log" 2>&1 &
+  local stable_pid=$!
+  build_skeleton "$skeleton_aten" aten >"$work/build-skeleton-aten.log" 2>&1 &
+  local aten_pid=$!
   build_examples >"$work/build-examples.log" 2>&1
   local examples_rc=$?
-  wait $!
-  local skeleton_rc=$?
-  cat "$work/build-skeleton.log" "$work/build-examples.log" >"$out/build.log"
-  note "- fresh project build: rc=$skeleton_rc ($(grep real "$work/build-skeleton.log" | tail -1))"
-  note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1))"
+  wait $stable_pid
+  local stable_rc=$?
+  wait $aten_pid
+  local aten_rc=$?
+  cat "$work/build-skeleton.log" "$work/build-skeleton-aten.log" "$work/build-examples.log" >"$out/build.log"
+  note "- fresh project, torch_api stable: rc=$stable_rc ($(grep real "$work/build-skeleton.log" | tail -1))"
+  note "- fresh project, torch_api aten: rc=$aten_rc ($(grep real "$work/build-skeleton-aten.log" | tail -1))"
+  note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1)); $(grep -ho "ops on the full ATen API ([a-z_, ]*)" "$work/build-examples.log" | head -1)"
 }
 
 stage_build_examples() {
@@ -71,10 +102,27 @@ stage_build_examples() {
 stage_test() {
   note "## Tests on CUDA"
   pytest_in "$skeleton" >"$out/test-skeleton.log" 2>&1
-  note "- fresh project: $(counts "$out/test-skeleton.log")"
+  note "- fresh project, torch_api stable: $(counts "$out/test-skeleton.log")"
+  pytest_in "$skeleton_aten" >"$out/test-skeleton-aten.log" 2>&1
+  note "- fresh project, torch_api aten: $(counts "$out/test-skeleton-aten.log")"
   pytest_in "$examples" >"$out/test-examples.log" 2>&1
   note "- examples: $(counts "$out/test-examples.log")"
-  grep -hE "^(FAILED|ERROR)" "$out/test-skeleton.log" "$out/test-examples.log" | cut -c1-300 | head -60 >>"$summary"
+  grep -hE "^(FAILED|ERROR)" "$out"/test-*.log | cut -c1-300 | head -60 >>"$summary"
+}
+
+stage_wheel() {
+  # The stable project's wheel from `prepare` (built with another torch), installed apart from any
+  # source and run through the project's whole test suite, CUDA tests included.
+  note "## Stable wheel built elsewhere, under this torch"
+  local wheel
+  wheel=$(ls "$carry"/wheels/*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { note "- no wheel in $carry/wheels: run the prepare stage first"; return; }
+  rm -rf "$work/wheel" && mkdir -p "$work/wheel" && cp -r "$carry/skeleton/tests" "$carry/skeleton/pyproject.toml" "$work/wheel/"
+  $python -m pip install --quiet --no-deps --target "$work/wheel/site" "$wheel" >"$out/test-wheel.log" 2>&1
+  (cd "$work/wheel" && PYTHONPATH=$work/wheel/site $python -c "import gpu_ops_stable, json; print(json.dumps(gpu_ops_stable._extension.build_info()))" &&
+    PYTHONPATH=$work/wheel/site $python -m pytest -q -p no:cacheprovider -rs tests) >>"$out/test-wheel.log" 2>&1
+  note "- $(basename "$wheel"): $(counts "$out/test-wheel.log")"
+  note "- built with: $(grep -o '"built_with_torch": "[^"]*"' "$out/test-wheel.log" | head -1); runs here on $($python -c 'import torch; print(torch.__version__)')"
 }
 
 stage_sanitize() {
@@ -122,13 +170,14 @@ stage_bench() {
 }
 
 stage_buildspeed() {
-  note "## Build speed (examples)"
-  local cu=$examples/csrc/vector_add/vector_add_cuda.cu
-  (cd "$examples" && touch "$cu" && /usr/bin/time -f "%e" -o "$work/rebuild.s" $python -m pip install --no-build-isolation --no-deps -e . >/dev/null 2>&1)
-  note "- incremental rebuild after touching one .cu (pip install -e .): $(cat "$work/rebuild.s") s"
-  local code="import time, torch; t=time.perf_counter(); import opgen_examples; print(round(time.perf_counter()-t, 2))"
-  (cd "$examples" && OPGEN_JIT=vector_add $python -c "import opgen_examples" >/dev/null 2>&1)
-  note "- import with OPGEN_JIT=vector_add, unchanged op (warm ninja cache): $(cd "$examples" && OPGEN_JIT=vector_add $python -c "$code" 2>&1 | tail -1) s"
+  note "## Build speed (fresh copies of the two projects)"
+  local projects=()
+  for api in stable aten; do
+    fresh_skeleton "$work/speed-$api" "$api" >/dev/null 2>&1
+    projects+=(--project "$work/speed-$api")
+  done
+  $python "$repo/scripts/build_speed.py" "${projects[@]}" --out "$out/buildspeed.md" >"$out/buildspeed.log" 2>&1
+  cat "$out/buildspeed.md" >>"$summary" 2>/dev/null || tail -5 "$out/buildspeed.log" >>"$summary"
 }
 
 for stage in $stages; do

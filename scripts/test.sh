@@ -3,14 +3,25 @@
 # and of examples/ (CUDA builds where torch has CUDA and nvcc is found; CUDA tests run only on a GPU).
 #   scripts/test.sh [pytest args]
 # OPGEN_CPU_TORCH=<requirement> also builds a generated project against a CPU-only torch.
+# OPGEN_NEXT_TORCH=<requirement> adds a venv with another torch (a newer one, say); together with the
+# CPU-only one, tests/test_wheel.py runs wheels built here under those torches.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 bash scripts/bootstrap.sh "$repo/.venv" "${OPGEN_TORCH:-torch}"
+others=()
 if [ -n "${OPGEN_CPU_TORCH:-}" ]; then
   bash scripts/bootstrap.sh "$repo/.venv-cpu" "$OPGEN_CPU_TORCH"
+  others+=("$repo/.venv-cpu/bin/python")
   echo "== CPU-only torch: generated project build"
   "$repo/.venv-cpu/bin/python" -m pytest -q -ra tests/test_generated_project.py
 fi
+if [ -n "${OPGEN_NEXT_TORCH:-}" ]; then
+  # A pip constraint on the machine may cap torch below the version asked for: this venv ignores it.
+  PIP_CONSTRAINT=/dev/null bash scripts/bootstrap.sh "$repo/.venv-next" "$OPGEN_NEXT_TORCH"
+  others+=("$repo/.venv-next/bin/python")
+fi
+export OPGEN_OTHER_TORCH_PYTHONS
+OPGEN_OTHER_TORCH_PYTHONS=$(IFS=:; echo "${others[*]:-}")
 echo "== full suite"
 "$repo/.venv/bin/python" -m pytest -q -ra tests "$@"

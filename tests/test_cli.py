@@ -21,10 +21,10 @@ def test_new_writes_every_file_of_the_kind(project, kind):
         assert "{{" not in (project / path).read_text(), f"unrendered Jinja in {path}"
     assert "pip install --no-build-isolation -e ." in result.stdout
     cpp = (project / "csrc/gelu_approx/gelu_approx.cpp").read_text()
-    assert "TORCH_LIBRARY_FRAGMENT(my_ops, m)" in cpp and "TORCH_LIBRARY_IMPL(my_ops, CPU, m)" in cpp
+    assert "OPGEN_LIBRARY_FRAGMENT(my_ops, m)" in cpp and "OPGEN_LIBRARY_IMPL(my_ops, CPU, m)" in cpp
     assert 'm.def("gelu_approx(Tensor x) -> Tensor")' in cpp
     cu = (project / "csrc/gelu_approx/gelu_approx_cuda.cu").read_text()
-    assert "TORCH_LIBRARY_IMPL(my_ops, CUDA, m)" in cu and "CUDAGuard" in cu
+    assert "OPGEN_LIBRARY_IMPL(my_ops, CUDA, m)" in cu and "opgen::DeviceGuard" in cu
     wrapper = (project / "my_ops/ops/gelu_approx.py").read_text()
     assert 'register_fake("my_ops::gelu_approx")' in wrapper and 'register_autograd("my_ops::gelu_approx"' in wrapper
     compile(wrapper, "wrapper", "exec")
@@ -36,7 +36,7 @@ def test_new_uses_the_project_namespace(tmp_path, template_repo):
 
     project = copy_project(template_repo, tmp_path / "p", package_name="fastk", namespace="fk")
     opgen(project, "new", "scale2")
-    assert "TORCH_LIBRARY_FRAGMENT(fk, m)" in (project / "csrc/scale2/scale2.cpp").read_text()
+    assert "OPGEN_LIBRARY_FRAGMENT(fk, m)" in (project / "csrc/scale2/scale2.cpp").read_text()
     assert "torch.ops.fk.scale2" in (project / "fastk/ops/scale2.py").read_text()
 
 

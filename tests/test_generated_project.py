@@ -1,4 +1,5 @@
-"""A generated project with one op of each kind builds with pip and passes its own tests.
+"""A generated project with one op of each kind builds with pip and passes its own tests, for both
+answers to `torch_api` (the LibTorch stable ABI and the full ATen API).
 
 Where torch has CUDA and a CUDA toolkit is found, this is a real CUDA build: nvcc compiles every
 generated .cu for sm_90 against torch's headers, and the CUDA kernels get registered (they run on a
@@ -18,29 +19,68 @@ OPS = {"gelu_approx": "elementwise", "row_sumsq": "reduction", "my_blank": "blan
 PACKAGE = "gen_ops_test"
 
 
-@pytest.fixture(scope="module")
-def built_project(tmp_path_factory, template_repo):
-    root = tmp_path_factory.mktemp("generated")
-    project = copy_project(template_repo, root / "gen_ops", project_name="gen-ops-test", package_name=PACKAGE)
+@pytest.fixture(scope="module", params=["stable", "aten"])
+def built_project(request, tmp_path_factory, template_repo):
+    root = tmp_path_factory.mktemp(f"generated-{request.param}")
+    project = copy_project(template_repo, root / "gen_ops", project_name="gen-ops-test", package_name=PACKAGE,
+                           torch_api=request.param)
     for op, kind in OPS.items():
         opgen(project, "new", op, "--kind", kind)
     started = time.perf_counter()
     build = pip_install_editable(project, env={"MAX_JOBS": "2", "TORCH_CUDA_ARCH_LIST": "9.0"})
-    print(f"build took {time.perf_counter() - started:.0f} s")
+    print(f"{request.param} build took {time.perf_counter() - started:.0f} s")
     yield project, build.stdout + build.stderr
     run([sys.executable, "-m", "pip", "uninstall", "-y", "gen-ops-test"], cwd=root)
 
 
+def torch_api_of(project: Path) -> str:
+    return "stable" if "torch_api: stable" in (project / ".copier-answers.yml").read_text() else "aten"
+
+
 def test_build_picks_cuda_or_cpu_and_compiles_every_op(built_project):
-    _, log = built_project
+    project, log = built_project
+    api = torch_api_of(project)
+    assert f"build ({api} torch API) of 3 op(s)" in log
+    compile_lines = [line for line in log.splitlines() if re.search(r"\[\d+/\d+\] .* -c ", line)]
+    assert compile_lines
+    for line in compile_lines:  # the stable build targets the oldest torch it supports, on every source
+        assert ("-DOPGEN_STABLE_API" in line and "-DTORCH_TARGET_VERSION=0x020a000000000000" in line) == (api == "stable")
     if cuda_build_expected():
-        assert "CUDA build of 3 op(s)" in log
+        assert "CUDA build" in log
         for op in OPS:
             assert f"{op}_cuda.cu" in log
         assert re.search(r"arch=compute_90a?,code=sm_90a?", log), "not compiled for sm_90"
     else:
-        assert "CPU-only build of 3 op(s)" in log
+        assert "CPU-only build" in log
         assert "_cuda.cu" not in log
+
+
+def test_stable_binary_uses_only_the_stable_abi(built_project):
+    """A stable `_C` is an abi3 module that needs no libtorch_python; an aten one is tied to CPython."""
+    project, _ = built_project
+    libraries = sorted((project / PACKAGE).glob("_C*.so"))
+    assert len(libraries) == 1
+    if torch_api_of(project) == "stable":
+        assert libraries[0].name == "_C.abi3.so"
+        assert "libtorch_python" not in run(["ldd", str(libraries[0])], cwd=project).stdout
+    else:
+        assert "abi3" not in libraries[0].name
+
+
+def test_import_refuses_a_torch_the_binary_cannot_run_on(built_project):
+    """Before any `undefined symbol`: stable needs torch >= 2.10, aten the very torch it was built with.
+
+    The running version is faked in the interpreter: installing torch 2.9 here costs gigabytes, and
+    what is checked is the package's own version check. tests/test_wheel.py runs real other torches."""
+    project, _ = built_project
+    fake = "2.9.1" if torch_api_of(project) == "stable" else "2.99.0"
+    code = (f"import torch\ntorch.__version__ = '{fake}'\n"
+            f"try:\n    import {PACKAGE}\nexcept ImportError as e:\n    print(e)\n")
+    message = run([sys.executable, "-c", code], cwd=project.parent).stdout
+    if torch_api_of(project) == "stable":
+        assert f"needs torch >= 2.10; this is torch {fake}" in message
+    else:
+        assert f"but this is torch {fake}: rebuild it against this torch" in message
 
 
 def test_kernels_are_registered_for_the_right_devices(built_project):

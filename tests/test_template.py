@@ -8,7 +8,8 @@ from helpers import copy_project
 EXPECTED_FILES = [
     ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py",
     ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
-    "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "benchmarks/__init__.py", "benchmarks/__main__.py",
+    "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
+    "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "tests/test_extension.py",
 ]
 PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "jit.py", "testing.py", "ops/__init__.py"]
@@ -21,7 +22,21 @@ def test_defaults_render_a_complete_project(project):
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["package_name"] == "my_ops" and answers["namespace"] == "my_ops"
     assert answers["cuda_arch_list"] == "9.0"
+    assert answers["torch_api"] == "stable"
     assert answers["_commit"] == "v1"
+
+
+@pytest.mark.parametrize("torch_api", ["stable", "aten"])
+def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, template_repo, torch_api):
+    project = copy_project(template_repo, tmp_path / "p", torch_api=torch_api)
+    assert f'TORCH_API = "{torch_api}"' in (project / "my_ops" / "_build.py").read_text()
+    dependencies = (project / "pyproject.toml").read_text()
+    assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
+    jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
+    expected = {"cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    assert set(jobs) == expected
+    readme = (project / "README.md").read_text()
+    assert ("torch from 2.10 on" in readme) == (torch_api == "stable")
 
 
 def test_answers_reach_every_file(tmp_path, template_repo):
@@ -53,6 +68,7 @@ def test_package_name_defaults_from_project_name(tmp_path, template_repo):
         {"namespace": "bad-ns"},
         {"cuda_arch_list": "sm_90"},
         {"project_name": "-x"},
+        {"torch_api": "stable", "min_python": "3.9"},
     ],
 )
 def test_rejects_invalid_answers(tmp_path, template_repo, answers):

@@ -4,6 +4,7 @@ Stdlib only at import time, so setup.py can load this file without importing the
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -13,11 +14,28 @@ from pathlib import Path
 PACKAGE = "opgen_examples"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CSRC = PROJECT_ROOT / "csrc"
+# What the installed `_C` was built with, written by setup.py and checked on import (_extension.py).
+BUILD_INFO = Path(__file__).resolve().parent / "_build_info.json"
 # Used when TORCH_CUDA_ARCH_LIST is not set in the environment.
 DEFAULT_CUDA_ARCH_LIST = "9.0"
 
-CXX_FLAGS = ["-O3"]  # torch.utils.cpp_extension picks the C++ standard its headers need
-NVCC_FLAGS = ["-O3", "--expt-relaxed-constexpr", "-lineinfo"]
+# "stable": the LibTorch stable ABI, one abi3 binary for every torch from MIN_STABLE_TORCH on.
+# "aten": the full ATen C++ API, a binary tied to the torch it was built with.
+TORCH_API = "stable"
+MIN_STABLE_TORCH = (2, 10)
+
+
+def _stable_flags() -> list[str]:
+    major, minor = MIN_STABLE_TORCH
+    # Build against any newer torch's headers, but use only what MIN_STABLE_TORCH already had.
+    target = f"0x{major:02x}{minor:02x}000000000000"
+    return ["-DOPGEN_STABLE_API", f"-DTORCH_TARGET_VERSION={target}"]
+
+
+API_FLAGS = _stable_flags() if TORCH_API == "stable" else []
+# torch.utils.cpp_extension picks the C++ standard its headers need.
+CXX_FLAGS = ["-O3", *API_FLAGS]
+NVCC_FLAGS = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS]
 
 
 def op_names() -> list[str]:
@@ -33,6 +51,25 @@ def op_sources(op: str, with_cuda: bool) -> list[Path]:
         raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
     patterns = ["*.cpp", "*.cu"] if with_cuda else ["*.cpp"]
     return sorted(p for pattern in patterns for p in folder.glob(pattern))
+
+
+# A source whose first include is this uses the full ATen C++ API even in a "stable" project (for
+# what the stable ABI lacks: C++ autograd, ATen's cuBLAS helpers, ...). Such a build still works,
+# but its binary is tied to the torch it was built with, like an "aten" project's.
+ATEN_OPT_IN = '#include "common/use_aten.h"'
+
+
+def ops_using_aten() -> list[str]:
+    """The ops built with the full ATen API: every op in an "aten" project, else those that opt in."""
+    if TORCH_API == "aten":
+        return op_names()
+    return [op for op in op_names()
+            if any(ATEN_OPT_IN in p.read_text(errors="replace") for p in op_sources(op, with_cuda=True))]
+
+
+def stable_binary() -> bool:
+    """Whether `_C` uses only the stable ABI: one abi3 binary for every torch >= MIN_STABLE_TORCH."""
+    return TORCH_API == "stable" and not ops_using_aten()
 
 
 def extension_sources(with_cuda: bool) -> list[Path]:
@@ -91,6 +128,22 @@ def cuda_library_include_dirs() -> list[str]:
 
 def include_dirs(with_cuda: bool) -> list[str]:
     return [str(CSRC)] + (cuda_library_include_dirs() if with_cuda else [])
+
+
+def write_build_info(with_cuda: bool) -> None:
+    import torch
+
+    built_with = torch.__version__.split("+")[0]
+    info = {
+        "torch_api": TORCH_API,
+        "ops_using_aten": ops_using_aten(),
+        "built_with_torch": built_with,
+        "runs_on_torch": f">={MIN_STABLE_TORCH[0]}.{MIN_STABLE_TORCH[1]}" if stable_binary() else f"=={built_with}",
+        "cuda": torch.version.cuda if with_cuda else None,
+        "cuda_arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST") if with_cuda else None,
+        "ops": op_names(),
+    }
+    BUILD_INFO.write_text(json.dumps(info, indent=2) + "\n")
 
 
 def log(message: str) -> None:

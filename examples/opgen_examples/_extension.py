@@ -1,6 +1,7 @@
 """Loads the compiled operators: the installed `_C` extension, or JIT builds of csrc/."""
 from __future__ import annotations
 
+import json
 import os
 
 from . import _build
@@ -31,11 +32,60 @@ def load_extension() -> list[str] | None:
         for op in selection:
             jit.load(op)
         return selection
+    check_torch_version()
     try:
         from . import _C  # noqa: F401  (its static initializers register the ops)
     except ImportError as error:
-        raise ImportError(
-            "opgen_examples._C is not built: run `pip install --no-build-isolation -e .` in the "
-            f"project, or set {JIT_ENV}=1 to compile csrc/ when the package is imported ({error})"
-        ) from error
+        raise ImportError(f"opgen_examples._C could not be loaded: {_load_failure_hint(str(error))} ({error})") from error
     return None
+
+
+REBUILD = "rebuild it against this torch: `pip install --no-build-isolation -e .` in the project"
+
+
+def build_info() -> dict | None:
+    """What the installed `_C` was built with (torch version and API, CUDA, ops), or None if unknown."""
+    try:
+        return json.loads(_build.BUILD_INFO.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def torch_version(version: str) -> tuple[int, int, int]:
+    """(2, 11, 0) from "2.11.0+cu130" or "2.12.0.dev20260101"."""
+    parts = (version.split("+")[0].split(".") + ["0", "0"])[:3]
+    return tuple(int("".join(ch for ch in part if ch.isdigit()) or 0) for part in parts)
+
+
+def check_torch_version(running: str | None = None) -> None:
+    """Refuse, with what to do, a torch the installed `_C` cannot run on (before a bare `undefined symbol`)."""
+    info = build_info()
+    if info is None:
+        return
+    if running is None:
+        import torch
+
+        running = torch.__version__
+    built = info["built_with_torch"]
+    if info["runs_on_torch"].startswith(">="):
+        needed = _build.MIN_STABLE_TORCH
+        if torch_version(running)[:2] < needed:
+            raise ImportError(
+                f"opgen_examples is built on the torch stable ABI and needs torch >= {needed[0]}.{needed[1]}; "
+                f"this is torch {running}: upgrade torch (pip install 'torch>={needed[0]}.{needed[1]}')")
+    elif torch_version(running) != torch_version(built):
+        raise ImportError(
+            f"opgen_examples._C was built with torch {built} and uses the full ATen API, which ties a binary to "
+            f"one torch, but this is torch {running}: {REBUILD}")
+
+
+def _load_failure_hint(message: str) -> str:
+    if "No module named" in message:
+        return (f"it is not built: run `pip install --no-build-isolation -e .` in the project, or set {JIT_ENV}=1 "
+                "to compile csrc/ when the package is imported")
+    if "undefined symbol" in message:
+        return f"it does not fit this torch ({REBUILD})"
+    if "libtorch_cuda" in message or "libc10_cuda" in message or "libcudart" in message:
+        return ("it was built with CUDA kernels but this torch has no CUDA; install a CUDA torch, or build "
+                "CPU-only with OPGEN_CPU_ONLY=1")
+    return REBUILD

@@ -9,15 +9,11 @@
 // descending; all NaNs equal), and -0.0 equals +0.0.
 #pragma once
 
-#include <ATen/Dispatch.h>
-#include <ATen/core/Tensor.h>
-#include <c10/macros/Macros.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#include "common/torch_api.h"
 
 namespace examples::bitonic_sort {
 
@@ -154,23 +150,22 @@ using ItemOf = std::conditional_t<sizeof(typename KeyOf<scalar_t>::key_t) == 8, 
 // Rows are indexed by uint32_t, and index 2^32 - 1 is the sentinel's.
 constexpr int64_t kMaxRowLength = (int64_t(1) << 32) - 1;
 
-// The dtypes sorted: AT_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
-#define BITONIC_SORT_DISPATCH_CASES(...)                                        \
-  AT_DISPATCH_CASE_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, __VA_ARGS__) \
-  AT_DISPATCH_CASE(at::kInt, __VA_ARGS__)                                     \
-  AT_DISPATCH_CASE(at::kLong, __VA_ARGS__)
+// The dtypes sorted: OPGEN_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
+#define BITONIC_SORT_DISPATCH_CASES(...)         \
+  OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__)      \
+  OPGEN_DISPATCH_CASE(opgen::kInt, __VA_ARGS__) \
+  OPGEN_DISPATCH_CASE(opgen::kLong, __VA_ARGS__)
 
 // Length of the dimension sorted (the last; a scalar is one element).
-inline int64_t row_length(const at::Tensor& x) {
+inline int64_t row_length(const opgen::Tensor& x) {
   return x.dim() == 0 ? 1 : x.size(-1);
 }
 
-inline void check_input(const at::Tensor& x) {
-  const at::ScalarType dtype = x.scalar_type();
-  TORCH_CHECK(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16 || dtype == at::kDouble ||
-                  dtype == at::kInt || dtype == at::kLong,
+inline void check_input(const opgen::Tensor& x) {
+  const opgen::ScalarType dtype = x.scalar_type();
+  OPGEN_CHECK(opgen::is_floating(dtype) || dtype == opgen::kInt || dtype == opgen::kLong,
               "x must be a float32, float16, bfloat16, float64, int32 or int64 tensor, got ", dtype);
-  TORCH_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
+  OPGEN_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
               " elements, got ", row_length(x));
 }
 

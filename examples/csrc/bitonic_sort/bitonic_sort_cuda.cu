@@ -11,25 +11,19 @@
 // rows are padded into a global work buffer: chunks of the largest shared-memory size are sorted,
 // then each merge phase runs its strides of a chunk or more as one global compare-exchange
 // launch each, and the rest as one shared-memory pass per chunk.
-#include <ATen/Dispatch.h>
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/cuda/detail/IntegerDivider.cuh>
-#include <ATen/ops/empty.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <tuple>
 
 #include "bitonic_sort/bitonic_sort.h"
 #include "common/elementwise.cuh"
+#include "common/torch_api.h"
 
 namespace examples::bitonic_sort {
 namespace {
+
+using opgen::Tensor;
 
 constexpr int kWarpSize = 32;
 // Threads per block at most: 512 leaves each thread up to 128 registers (1024 would leave 64 and spill).
@@ -225,13 +219,39 @@ __device__ void sort_row(Item* row, int size, int t, bool merge_only) {
   __syncthreads();
 }
 
+// n / d and n % d by a multiply and a shift, the magic number computed once on the host: PyTorch's
+// IntDivider<unsigned int> (IntegerDivider.cuh, not on the stable API). 1 <= d <= INT32_MAX.
+struct RowDivider {
+  unsigned int divisor, m1, shift;
+  struct DivMod {
+    unsigned int div, mod;
+  };
+
+  explicit RowDivider(unsigned int d) : divisor(d) {
+    assert(d >= 1 && d <= INT32_MAX);
+    for (shift = 0; shift < 32; shift++) {
+      if ((1U << shift) >= divisor) {
+        break;
+      }
+    }
+    const uint64_t one = 1;
+    const uint64_t magic = ((one << 32) * ((one << shift) - divisor)) / divisor + 1;
+    m1 = static_cast<unsigned int>(magic);
+    assert(m1 > 0 && m1 == magic);  // m1 must fit in 32 bits
+  }
+
+  __device__ __forceinline__ DivMod divmod(unsigned int n) const {
+    const unsigned int q = (__umulhi(n, m1) + n) >> shift;
+    return {q, n - q * divisor};
+  }
+};
+
 // Rows of n <= size elements, rows_per_block rows per block, each row sorted by size / E threads.
 // row_length divides a block's element number into (row, position); n == row_length's divisor.
 template <typename scalar_t, int E>
 __global__ void __launch_bounds__(kMaxThreads)
     sort_rows_kernel(const scalar_t* __restrict__ x, scalar_t* __restrict__ values, int64_t* __restrict__ indices,
-                     int64_t rows, int n, at::cuda::detail::IntDivider<unsigned int> row_length, int size,
-                     int rows_per_block, bool descending) {
+                     int64_t rows, int n, RowDivider row_length, int size, int rows_per_block, bool descending) {
   using Item = ItemOf<scalar_t>;
   using key_t = typename KeyOf<scalar_t>::key_t;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -355,14 +375,17 @@ int log2_ceil(int64_t n) {
 template <typename Kernel>
 void allow_shared_memory(Kernel kernel, int64_t bytes) {
   if (bytes > 48 * 1024) {
-    C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    OPGEN_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   }
 }
 
 // The longest row (a power of two) one block sorts in shared memory on this device.
 template <typename Item, int E>
 int64_t max_shared_row() {
-  const int64_t limit = at::cuda::getCurrentDeviceProperties()->sharedMemPerBlockOptin;
+  int device = 0, limit = 0;
+  OPGEN_CUDA_CHECK(cudaGetDevice(&device));
+  OPGEN_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   int64_t size = int64_t(kMaxThreads) * E;
   while (size > E && padded_size<E>(size) * int64_t(sizeof(Item)) > limit) {
     size /= 2;
@@ -376,11 +399,10 @@ unsigned int stride_grid(int64_t work_items) {
 }
 
 template <typename scalar_t>
-void sort_cuda(const at::Tensor& input, at::Tensor& values, at::Tensor& indices, int64_t rows, int64_t n,
-               bool descending) {
+void sort_cuda(const Tensor& input, Tensor& values, Tensor& indices, int64_t rows, int64_t n, bool descending) {
   using Item = ItemOf<scalar_t>;
   constexpr int E = kPerThread<Item>;
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = opgen::current_stream();
   const scalar_t* x = input.const_data_ptr<scalar_t>();
   scalar_t* out_values = values.mutable_data_ptr<scalar_t>();
   int64_t* out_indices = indices.mutable_data_ptr<int64_t>();
@@ -396,19 +418,18 @@ void sort_cuda(const at::Tensor& input, at::Tensor& values, at::Tensor& indices,
     allow_shared_memory(kernel, shared);
     const unsigned int blocks = opgen::cuda::grid_size(rows, rows_per_block);
     kernel<<<blocks, rows_per_block * threads, shared, stream>>>(
-        x, out_values, out_indices, rows, static_cast<int>(n),
-        at::cuda::detail::IntDivider<unsigned int>(static_cast<unsigned int>(n)), static_cast<int>(size),
-        rows_per_block, descending);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+        x, out_values, out_indices, rows, static_cast<int>(n), RowDivider(static_cast<unsigned int>(n)),
+        static_cast<int>(size), rows_per_block, descending);
+    OPGEN_CUDA_LAUNCH_CHECK();
     return;
   }
 
   // Long rows: a padded work buffer, chunk sorts, then the merge phases.
   const int64_t total = rows * size;
-  at::Tensor work_buffer = at::empty({total * int64_t(sizeof(Item))}, input.options().dtype(at::kByte));
+  Tensor work_buffer = opgen::empty(input, {total * int64_t(sizeof(Item))}, opgen::kByte);
   Item* work = reinterpret_cast<Item*>(work_buffer.mutable_data_ptr());
   make_items_kernel<scalar_t><<<stride_grid(total), 256, 0, stream>>>(x, work, total, n, log_size, descending);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
 
   const int64_t shared = padded_size<E>(chunk) * int64_t(sizeof(Item));
   auto chunk_kernel = sort_chunks_kernel<Item, E>;
@@ -416,44 +437,44 @@ void sort_cuda(const at::Tensor& input, at::Tensor& values, at::Tensor& indices,
   const unsigned int chunks = opgen::cuda::grid_size(total, chunk);
   const int chunk_threads = static_cast<int>(chunk / E);
   chunk_kernel<<<chunks, chunk_threads, shared, stream>>>(work, static_cast<int>(chunk), /*merge_only=*/false);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
   const int64_t pairs = total / 2;
   for (int64_t k = 2 * chunk; k <= size; k *= 2) {
     global_step_kernel<Item><<<stride_grid(pairs), 256, 0, stream>>>(work, pairs, log_size, k / 2, k - 1);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    OPGEN_CUDA_LAUNCH_CHECK();
     for (int64_t j = k / 4; j >= chunk; j /= 2) {
       global_step_kernel<Item><<<stride_grid(pairs), 256, 0, stream>>>(work, pairs, log_size, j, j);
-      C10_CUDA_KERNEL_LAUNCH_CHECK();
+      OPGEN_CUDA_LAUNCH_CHECK();
     }
     chunk_kernel<<<chunks, chunk_threads, shared, stream>>>(work, static_cast<int>(chunk), /*merge_only=*/true);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    OPGEN_CUDA_LAUNCH_CHECK();
   }
   write_output_kernel<scalar_t><<<stride_grid(rows * n), 256, 0, stream>>>(work, x, out_values, out_indices,
                                                                            rows * n, n, log_size, descending);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
 }
 
-std::tuple<at::Tensor, at::Tensor> forward_cuda(const at::Tensor& x, bool descending) {
+std::tuple<Tensor, Tensor> forward_cuda(const Tensor& x, bool descending) {
   check_input(x);
-  const c10::cuda::CUDAGuard device_guard(x.device());
-  const at::Tensor input = x.contiguous();
-  at::Tensor values = at::empty(input.sizes(), input.options());
-  at::Tensor indices = at::empty(input.sizes(), input.options().dtype(at::kLong));
+  const opgen::DeviceGuard device_guard(x);
+  const Tensor input = opgen::contiguous(x);
+  Tensor values = opgen::empty_like(input);
+  Tensor indices = opgen::empty(input, opgen::sizes(input), opgen::kLong);
   const int64_t n = row_length(input);
   const int64_t rows = n == 0 ? 0 : input.numel() / n;
   if (rows == 0) {
     return {values, indices};
   }
-  AT_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cuda", BITONIC_SORT_DISPATCH_CASES([&] {
-                       sort_cuda<scalar_t>(input, values, indices, rows, n, descending);
-                     }));
+  OPGEN_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cuda", BITONIC_SORT_DISPATCH_CASES([&] {
+                          sort_cuda<scalar_t>(input, values, indices, rows, n, descending);
+                        }));
   return {values, indices};
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("bitonic_sort", &forward_cuda);
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("bitonic_sort", OPGEN_KERNEL(forward_cuda));
 }
 
 }  // namespace examples::bitonic_sort

@@ -3,10 +3,8 @@
 // gelu_approx's, so every GELU in the project is the same function.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-#include <c10/macros/Macros.h>
-
 #include "common/checks.h"
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 #include "gelu_approx/gelu_approx.h"
 
 namespace examples::fused_bias_gelu {
@@ -28,13 +26,13 @@ struct Backward {
 };
 
 // x: floating, at least 1-D; bias: 1-D with x.size(-1) elements, same dtype and device as x.
-inline void check_arguments(const at::Tensor& x, const at::Tensor& bias) {
+inline void check_arguments(const opgen::Tensor& x, const opgen::Tensor& bias) {
   opgen::check_floating(x, "x");
-  TORCH_CHECK(x.dim() >= 1, "x must have at least 1 dimension (the one bias is added along), got a scalar");
+  OPGEN_CHECK(x.dim() >= 1, "x must have at least 1 dimension (the one bias is added along), got a scalar");
   opgen::check_same_device(bias, "bias", x, "x");
   opgen::check_same_dtype(bias, "bias", x, "x");
   opgen::check_dim(bias, "bias", 1);
-  TORCH_CHECK(bias.size(0) == x.size(-1), "bias must have x.size(-1) = ", x.size(-1), " elements, got ",
+  OPGEN_CHECK(bias.size(0) == x.size(-1), "bias must have x.size(-1) = ", x.size(-1), " elements, got ",
               bias.size(0));
 }
 

@@ -6,22 +6,17 @@
 // at all, 64-bit offsets, and x is read and y written exactly once. Vectors are 16 bytes when every
 // pointer is 16-byte aligned and cols is a multiple of the vector width (so a vector never straddles
 // two rows); otherwise the same kernel moves one element at a time.
-#include <ATen/Dispatch.h>
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/ops/empty_like.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <algorithm>
 #include <cstdint>
 
 #include "common/elementwise.cuh"
+#include "common/torch_api.h"
 #include "fused_bias_gelu/fused_bias_gelu.h"
 
 namespace examples::fused_bias_gelu {
+
+using opgen::Tensor;
+
 namespace {
 
 using opgen::cuda::Vec;
@@ -73,7 +68,7 @@ template <int kVec, typename Op, typename scalar_t, typename... in_t>
 __global__ void __launch_bounds__(kBlockThreads)
     bias_rows_kernel(Op op, int64_t rows, int64_t cols, scalar_t* __restrict__ out, const scalar_t* __restrict__ bias,
                      const in_t* __restrict__... in) {
-  using opmath_t = at::opmath_type<scalar_t>;
+  using opmath_t = opgen::opmath_t<scalar_t>;
   const int64_t col = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec;
   if (col >= cols) {
     return;
@@ -124,13 +119,13 @@ void launch(const Op& op, int64_t rows, int64_t cols, scalar_t* out, const scala
   const dim3 grid(opgen::cuda::grid_size(col_vectors, bx),
                   static_cast<unsigned int>(std::min<int64_t>((rows + by * kRowsPerThread - 1) / (by * kRowsPerThread),
                                                               kMaxGridY)));
-  bias_rows_kernel<kVec><<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(op, rows, cols, out, bias, in...);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  bias_rows_kernel<kVec><<<grid, block, 0, opgen::current_stream()>>>(op, rows, cols, out, bias, in...);
+  OPGEN_CUDA_LAUNCH_CHECK();
 }
 
 // Picks the 16-byte vector path when it is safe, else the scalar one. x is contiguous, numel > 0.
 template <typename Op, typename scalar_t, typename... in_t>
-void launch_bias_rows(const Op& op, const at::Tensor& x, scalar_t* out, const scalar_t* bias, const in_t*... in) {
+void launch_bias_rows(const Op& op, const Tensor& x, scalar_t* out, const scalar_t* bias, const in_t*... in) {
   const int64_t cols = x.size(-1);
   const int64_t rows = x.numel() / cols;
   constexpr int kVec = opgen::cuda::vector_width<scalar_t>();
@@ -146,45 +141,45 @@ void launch_bias_rows(const Op& op, const at::Tensor& x, scalar_t* out, const sc
 
 }  // namespace
 
-at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& bias) {
+Tensor forward_cuda(const Tensor& x, const Tensor& bias) {
   check_arguments(x, bias);
-  const c10::cuda::CUDAGuard device_guard(x.device());
-  const at::Tensor input = x.contiguous();
-  const at::Tensor b = bias.contiguous();
-  at::Tensor y = at::empty_like(input);
+  const opgen::DeviceGuard device_guard(x);
+  const Tensor input = opgen::contiguous(x);
+  const Tensor b = opgen::contiguous(bias);
+  Tensor y = opgen::empty_like(input);
   if (input.numel() == 0) {
     return y;
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "fused_bias_gelu_cuda", [&] {
+  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_cuda", [&] {
     launch_bias_rows(Forward{}, input, y.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
                      input.const_data_ptr<scalar_t>());
   });
   return y;
 }
 
-at::Tensor backward_cuda(const at::Tensor& grad, const at::Tensor& x, const at::Tensor& bias) {
+Tensor backward_cuda(const Tensor& grad, const Tensor& x, const Tensor& bias) {
   check_arguments(x, bias);
   opgen::check_same_device(grad, "grad", x, "x");
   opgen::check_same_dtype(grad, "grad", x, "x");
   opgen::check_same_shape(grad, "grad", x, "x");
-  const c10::cuda::CUDAGuard device_guard(x.device());
-  const at::Tensor g = grad.contiguous();
-  const at::Tensor input = x.contiguous();
-  const at::Tensor b = bias.contiguous();
-  at::Tensor dz = at::empty_like(input);
+  const opgen::DeviceGuard device_guard(x);
+  const Tensor g = opgen::contiguous(grad);
+  const Tensor input = opgen::contiguous(x);
+  const Tensor b = opgen::contiguous(bias);
+  Tensor dz = opgen::empty_like(input);
   if (input.numel() == 0) {
     return dz;
   }
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), "fused_bias_gelu_backward_cuda", [&] {
+  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_backward_cuda", [&] {
     launch_bias_rows(Backward{}, input, dz.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
                      g.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
   });
   return dz;
 }
 
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("fused_bias_gelu", &forward_cuda);
-  m.impl("fused_bias_gelu_backward", &backward_cuda);
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("fused_bias_gelu", OPGEN_KERNEL(forward_cuda));
+  m.impl("fused_bias_gelu_backward", OPGEN_KERNEL(backward_cuda));
 }
 
 }  // namespace examples::fused_bias_gelu

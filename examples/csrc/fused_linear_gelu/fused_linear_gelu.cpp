@@ -3,6 +3,8 @@
 //
 // CPU: addmm (a BLAS GEMM with the bias as its C operand), then the shared GELU functor in place.
 // (at::_addmm_activation is not used here: on CPU it applies the exact erf GELU, not the tanh one.)
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <torch/library.h>

@@ -7,6 +7,8 @@
 //
 // The backward recomputes the pre-activation z = x @ weight^T + bias (one GEMM) instead of keeping
 // it (batch x out_features), then dz = GELU'(z) * grad through gelu_approx's backward kernel.
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/autograd.h>

@@ -13,6 +13,8 @@
 // (skinny_linear_gelu.cuh), in full float32 whatever the TF32 flag says: on an H100 at 32x768x3072
 // it took 25 us against eager's 50 us. (In bfloat16 the same kernel took 51 us, the Lt epilogue 27.)
 // Larger float32 batches, float64 and in_features == 0 take addmm + the shared GELU kernel (see forward_cuda).
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/Dispatch.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_addmm_activation.h>

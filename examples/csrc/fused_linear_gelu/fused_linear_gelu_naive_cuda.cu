@@ -1,6 +1,8 @@
 // fused_linear_gelu_naive: the seed's kernel (one thread per output element, a plain loop over
 // in_features, no tiling or tensor cores, an int index), registered only as a benchmark baseline
 // for fused_linear_gelu. float32, x (batch, in_features).
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/core/Tensor.h>
 #include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/ops/empty.h>

@@ -2,7 +2,7 @@
 // CUDA kernels (fused_relu_scale_cuda.cu), so the two cannot drift apart.
 #pragma once
 
-#include <c10/macros/Macros.h>
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 
 namespace examples::fused_relu_scale {
 

@@ -11,9 +11,9 @@
 //     underflowing to 0 gives y = x (x very positive), for every finite x, float16 extremes included.
 #pragma once
 
-#include <c10/macros/Macros.h>
-
 #include <cmath>
+
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 
 namespace examples::gelu_approx {
 

@@ -4,26 +4,18 @@
 // inputs' layout and launches it. float16 and bfloat16 load and store their own type and accumulate
 // in float; float64 uses a smaller tile (twice the bytes per register) and accumulates in double.
 // gemm_naive is the seed's one-thread-per-output kernel, kept as the benchmark's baseline.
-#include <ATen/Dispatch.h>
-#include <ATen/OpMathType.h>
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <cstdint>
 #include <limits>
 
 #include "common/elementwise.cuh"
+#include "common/torch_api.h"
 #include "gemm/gemm.h"
 #include "gemm/gemm_kernel.cuh"
 
 namespace examples::gemm {
 namespace {
+
+using opgen::Tensor;
 
 // float32/16/bf16: 128x128 block tile, K step 16, 8x8 per thread, 256 threads, 33 KB of shared
 // memory, one block per SM (up to 255 registers a thread). Measured on an H100 at 4096 and 8192
@@ -44,12 +36,12 @@ struct ShapeFor<double> {
 
 // A view of t with unit column stride (copied only when it has none) and its row stride.
 struct RowMajor {
-  at::Tensor t;
+  Tensor t;
   int64_t ld;
 };
 
-RowMajor row_major(const at::Tensor& t) {
-  const at::Tensor m = (t.size(1) <= 1 || t.stride(1) == 1) ? t : t.contiguous();
+RowMajor row_major(const Tensor& t) {
+  const Tensor m = (t.size(1) <= 1 || t.stride(1) == 1) ? t : opgen::contiguous(t);
   // A single row's stride is never used to step; give it one that keeps vectors aligned.
   return {m, m.size(0) <= 1 ? m.size(1) : m.stride(0)};
 }
@@ -60,15 +52,15 @@ bool vector_friendly(const RowMajor& m) {
 }
 
 template <typename T>
-void launch_gemm(const RowMajor& a, const RowMajor& b, at::Tensor& c) {
-  using acc_t = at::opmath_type<T>;
+void launch_gemm(const RowMajor& a, const RowMajor& b, Tensor& c) {
+  using acc_t = opgen::opmath_t<T>;
   using Shape = typename ShapeFor<acc_t>::type;
   const int64_t M = c.size(0), N = c.size(1), K = a.t.size(1);
   const int64_t tiles_m = (M + Shape::BM - 1) / Shape::BM;
   const int64_t tiles_n = (N + Shape::BN - 1) / Shape::BN;
-  TORCH_CHECK(tiles_m * tiles_n <= std::numeric_limits<int32_t>::max(), "gemm: output too large (", M, " x ", N, ")");
+  OPGEN_CHECK(tiles_m * tiles_n <= std::numeric_limits<int32_t>::max(), "gemm: output too large (", M, " x ", N, ")");
   const unsigned int blocks = static_cast<unsigned int>(tiles_m * tiles_n);
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = opgen::current_stream();
   // c is freshly allocated (aligned, row stride N), so N % 4 == 0 is all it needs for vector stores.
   const bool vec = vector_friendly<T>(a) && vector_friendly<T>(b);
   const T* pa = a.t.const_data_ptr<T>();
@@ -81,21 +73,21 @@ void launch_gemm(const RowMajor& a, const RowMajor& b, at::Tensor& c) {
     gemm_kernel<Shape, false, T, acc_t>
         <<<blocks, Shape::kThreads, 0, stream>>>(pa, pb, pc, M, N, K, a.ld, b.ld, tiles_m, tiles_n);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
 }
 
-at::Tensor forward_cuda(const at::Tensor& a, const at::Tensor& b) {
+Tensor forward_cuda(const Tensor& a, const Tensor& b) {
   check_inputs(a, b);
-  const c10::cuda::CUDAGuard device_guard(a.device());
+  const opgen::DeviceGuard device_guard(a);
   const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
+  Tensor c = opgen::empty(a, {M, N});
   if (M == 0 || N == 0 || K == 0) {
-    return at::zeros({M, N}, a.options());  // an empty sum is zero
+    opgen::zero_(c);  // an empty sum is zero
+    return c;
   }
-  at::Tensor c = at::empty({M, N}, a.options());
   const RowMajor ra = row_major(a);
   const RowMajor rb = row_major(b);
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, a.scalar_type(), "gemm_cuda",
-                                  [&] { launch_gemm<scalar_t>(ra, rb, c); });
+  OPGEN_DISPATCH_FLOATING(a.scalar_type(), "gemm_cuda", [&] { launch_gemm<scalar_t>(ra, rb, c); });
   return c;
 }
 
@@ -117,32 +109,32 @@ __global__ void __launch_bounds__(kNaiveSide* kNaiveSide)
   c[row * N + col] = sum;
 }
 
-at::Tensor naive_cuda(const at::Tensor& a, const at::Tensor& b) {
+Tensor naive_cuda(const Tensor& a, const Tensor& b) {
   check_inputs(a, b);
-  opgen::check_dtype(a, "a", at::kFloat);
-  const c10::cuda::CUDAGuard device_guard(a.device());
-  const at::Tensor ac = a.contiguous();
-  const at::Tensor bc = b.contiguous();
+  opgen::check_dtype(a, "a", opgen::kFloat);
+  const opgen::DeviceGuard device_guard(a);
+  const Tensor ac = opgen::contiguous(a);
+  const Tensor bc = opgen::contiguous(b);
   const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
-  at::Tensor c = at::empty({M, N}, a.options());
+  Tensor c = opgen::empty(a, {M, N});
   if (c.numel() == 0) {
     return c;
   }
   const int64_t tiles_n = (N + kNaiveSide - 1) / kNaiveSide;
   const int64_t tiles = (M + kNaiveSide - 1) / kNaiveSide * tiles_n;
-  TORCH_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "gemm_naive: output too large (", M, " x ", N, ")");
+  OPGEN_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "gemm_naive: output too large (", M, " x ", N, ")");
   gemm_naive_kernel<<<static_cast<unsigned int>(tiles), dim3(kNaiveSide, kNaiveSide), 0,
-                      at::cuda::getCurrentCUDAStream()>>>(ac.const_data_ptr<float>(), bc.const_data_ptr<float>(),
-                                                          c.mutable_data_ptr<float>(), M, N, K, tiles_n);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+                      opgen::current_stream()>>>(ac.const_data_ptr<float>(), bc.const_data_ptr<float>(),
+                                                 c.mutable_data_ptr<float>(), M, N, K, tiles_n);
+  OPGEN_CUDA_LAUNCH_CHECK();
   return c;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("gemm", &forward_cuda);
-  m.impl("gemm_naive", &naive_cuda);
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("gemm", OPGEN_KERNEL(forward_cuda));
+  m.impl("gemm_naive", OPGEN_KERNEL(naive_cuda));
 }
 
 }  // namespace examples::gemm

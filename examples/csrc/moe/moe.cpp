@@ -3,6 +3,8 @@
 // y[t] = sum over the top_k experts e of token t of p[t, e] * (gelu_tanh(x[t] @ w1[e]^T) @ w2[e]^T),
 // where the router logits are x @ gate_weight^T (in float32, float64 for float64 inputs) and p is the
 // softmax over the token's top_k logits. Forward only.
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/ATen.h>
 #include <torch/library.h>
 

@@ -13,6 +13,8 @@
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
 //   5. combine_kernel: y[t] = sum over slots k of p[t, k] * out[row(t, k)], a gather in slot order:
 //      no atomics, so the result does not depend on scheduling.
+#include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
+
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
 #include <ATen/TensorOperators.h>

@@ -2,20 +2,18 @@
 // (normalize_volume.cpp) and the CUDA kernel (normalize_volume_cuda.cu), so the two cannot drift apart.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-#include <c10/macros/Macros.h>
-
 #include <cstdint>
 
 #include "common/checks.h"
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 
 namespace examples::normalize_volume {
 
-inline void check_arguments(const at::Tensor& volume, double max_value) {
-  opgen::check_dtype(volume, "volume", at::kUInt16);
+inline void check_arguments(const opgen::Tensor& volume, double max_value) {
+  opgen::check_dtype(volume, "volume", opgen::kUInt16);
   opgen::check_dim(volume, "volume", 3);
   // Checked as the kernels use it, in float: this also refuses NaN and values that round to 0.
-  TORCH_CHECK(static_cast<float>(max_value) > 0, "max_value must be positive, got ", max_value);
+  OPGEN_CHECK(static_cast<float>(max_value) > 0, "max_value must be positive, got ", max_value);
 }
 
 // float(v) / max_value: a uint16 voxel is exact in float, so the result is the correctly rounded

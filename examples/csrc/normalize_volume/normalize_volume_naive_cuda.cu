@@ -1,18 +1,13 @@
 // normalize_volume_naive: the seed's kernel (8x8x4 threads per block, one voxel each, an int
 // index, a division per voxel), registered only as a benchmark baseline for normalize_volume.
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/ops/empty.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <limits>
 
 #include "common/checks.h"
+#include "common/torch_api.h"
 
 namespace examples::normalize_volume {
+
+using opgen::Tensor;
 
 __global__ void naive_normalize_kernel(const unsigned short* in, float* out, int dim_x, int dim_y, int dim_z,
                                        float max_value) {
@@ -25,33 +20,33 @@ __global__ void naive_normalize_kernel(const unsigned short* in, float* out, int
   }
 }
 
-at::Tensor naive_cuda(const at::Tensor& volume, double max_value) {
-  opgen::check_dtype(volume, "volume", at::kUInt16);
+Tensor naive_cuda(const Tensor& volume, double max_value) {
+  opgen::check_dtype(volume, "volume", opgen::kUInt16);
   opgen::check_dim(volume, "volume", 3);
-  TORCH_CHECK(volume.numel() <= std::numeric_limits<int>::max(), "normalize_volume_naive indexes with int: ",
+  OPGEN_CHECK(volume.numel() <= std::numeric_limits<int>::max(), "normalize_volume_naive indexes with int: ",
               "volume has ", volume.numel(), " elements, more than 2^31 - 1");
   const int dim_z = static_cast<int>(volume.size(0));
   const int dim_y = static_cast<int>(volume.size(1));
   const int dim_x = static_cast<int>(volume.size(2));
-  TORCH_CHECK((int64_t(dim_y) + 7) / 8 <= 65535 && (int64_t(dim_z) + 3) / 4 <= 65535,
-              "normalize_volume_naive: volume shape ", volume.sizes(), " is past its grid's limits");
-  const c10::cuda::CUDAGuard device_guard(volume.device());
-  const at::Tensor input = volume.contiguous();
-  at::Tensor out = at::empty(input.sizes(), input.options().dtype(at::kFloat));
+  OPGEN_CHECK((int64_t(dim_y) + 7) / 8 <= 65535 && (int64_t(dim_z) + 3) / 4 <= 65535,
+              "normalize_volume_naive: volume shape ", opgen::shape_name(volume), " is past its grid's limits");
+  const opgen::DeviceGuard device_guard(volume);
+  const Tensor input = opgen::contiguous(volume);
+  Tensor out = opgen::empty(input, opgen::sizes(input), opgen::kFloat);
   if (out.numel() == 0) {
     return out;
   }
   const dim3 block(8, 8, 4);
   const dim3 grid((dim_x + 7) / 8, (dim_y + 7) / 8, (dim_z + 3) / 4);
-  naive_normalize_kernel<<<grid, block, 0, at::cuda::getCurrentCUDAStream()>>>(
+  naive_normalize_kernel<<<grid, block, 0, opgen::current_stream()>>>(
       reinterpret_cast<const unsigned short*>(input.const_data_ptr<uint16_t>()), out.mutable_data_ptr<float>(), dim_x,
       dim_y, dim_z, static_cast<float>(max_value));
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
   return out;
 }
 
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("normalize_volume_naive", &naive_cuda);
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("normalize_volume_naive", OPGEN_KERNEL(naive_cuda));
 }
 
 }  // namespace examples::normalize_volume

@@ -2,18 +2,17 @@
 // (rgb_to_gray.cpp) and the CUDA kernel (rgb_to_gray_cuda.cu), so the two agree bit for bit.
 #pragma once
 
-#include <ATen/core/Tensor.h>
-#include <c10/macros/Macros.h>
-
 #include <cstdint>
 
 #include "common/checks.h"
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 
 namespace examples::rgb_to_gray {
 
-inline void check_image(const at::Tensor& img) {
-  opgen::check_dtype(img, "img", at::kByte);
-  TORCH_CHECK(img.dim() == 3 && img.size(2) == 3, "img must be an H x W x 3 (RGB) image, got shape ", img.sizes());
+inline void check_image(const opgen::Tensor& img) {
+  opgen::check_dtype(img, "img", opgen::kByte);
+  OPGEN_CHECK(img.dim() == 3 && img.size(2) == 3, "img must be an H x W x 3 (RGB) image, got shape ",
+              opgen::shape_name(img));
 }
 
 // BT.601 luma, 0.299 R + 0.587 G + 0.114 B, in 16.16 fixed point, rounded to nearest. The weights

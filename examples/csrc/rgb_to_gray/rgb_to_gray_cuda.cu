@@ -6,20 +6,15 @@
 // conflicts) and writes its 16 gray bytes as one 16-byte store. That needs both pointers 16-byte
 // aligned; otherwise (a view that starts mid-vector) and in the last, partial tile, threads
 // convert one pixel at a time.
-#include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <ATen/ops/empty.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
-
 #include <cstdint>
 
 #include "common/elementwise.cuh"
+#include "common/torch_api.h"
 #include "rgb_to_gray/rgb_to_gray.h"
 
 namespace examples::rgb_to_gray {
+
+using opgen::Tensor;
 
 constexpr int kThreads = 256;
 constexpr int kPixelsPerThread = 16;  // one 16-byte vector of gray
@@ -68,11 +63,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-at::Tensor forward_cuda(const at::Tensor& img) {
+Tensor forward_cuda(const Tensor& img) {
   check_image(img);
-  const c10::cuda::CUDAGuard device_guard(img.device());
-  const at::Tensor input = img.contiguous();
-  at::Tensor gray = at::empty({input.size(0), input.size(1)}, input.options());
+  const opgen::DeviceGuard device_guard(img);
+  const Tensor input = opgen::contiguous(img);
+  Tensor gray = opgen::empty(input, {input.size(0), input.size(1)});
   const int64_t pixels = gray.numel();
   if (pixels == 0) {
     return gray;
@@ -80,18 +75,18 @@ at::Tensor forward_cuda(const at::Tensor& img) {
   const uint8_t* rgb = input.const_data_ptr<uint8_t>();
   uint8_t* out = gray.mutable_data_ptr<uint8_t>();
   const unsigned int blocks = opgen::cuda::grid_size(pixels, kTilePixels);
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = opgen::current_stream();
   if (opgen::cuda::is_vector_aligned<16>(rgb) && opgen::cuda::is_vector_aligned<16>(out)) {
     rgb_to_gray_kernel<true><<<blocks, kThreads, 0, stream>>>(rgb, out, pixels);
   } else {
     rgb_to_gray_kernel<false><<<blocks, kThreads, 0, stream>>>(rgb, out, pixels);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
   return gray;
 }
 
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("rgb_to_gray", &forward_cuda);
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("rgb_to_gray", OPGEN_KERNEL(forward_cuda));
 }
 
 }  // namespace examples::rgb_to_gray

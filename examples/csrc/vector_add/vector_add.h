@@ -2,7 +2,7 @@
 // (vector_add_cuda.cu), so the two cannot drift apart.
 #pragma once
 
-#include <c10/macros/Macros.h>
+#include "common/torch_api.h"  // C10_HOST_DEVICE
 
 namespace examples::vector_add {
 

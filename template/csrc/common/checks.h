@@ -1,43 +1,45 @@
-// Argument checks shared by the ops: each failure is a c10::Error (RuntimeError in Python)
-// that names the argument, never a crash.
+// Argument checks shared by the ops: each failure is a RuntimeError in Python that names the
+// argument, never a crash. Written once for both torch APIs (see torch_api.h).
 #pragma once
 
-#include <ATen/core/Tensor.h>
+#include "common/torch_api.h"
 
 namespace opgen {
 
-inline void check_floating(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(at::isFloatingType(t.scalar_type()), name,
-              " must be a floating-point tensor (float32, float16, bfloat16 or float64), got ",
-              t.scalar_type());
+inline void check_floating(const Tensor& t, const char* name) {
+  OPGEN_CHECK(is_floating(t.scalar_type()), name,
+              " must be a floating-point tensor (float32, float16, bfloat16 or float64), got ", t.scalar_type());
 }
 
-inline void check_dtype(const at::Tensor& t, const char* name, at::ScalarType expected) {
-  TORCH_CHECK(t.scalar_type() == expected, name, " must be ", expected, ", got ", t.scalar_type());
+inline void check_dtype(const Tensor& t, const char* name, ScalarType expected) {
+  OPGEN_CHECK(t.scalar_type() == expected, name, " must be ", expected, ", got ", t.scalar_type());
 }
 
-inline void check_device_type(const at::Tensor& t, const char* name, c10::DeviceType expected) {
-  TORCH_CHECK(t.device().type() == expected, name, " must be a ", c10::DeviceTypeName(expected, true),
-              " tensor, got one on ", t.device());
+inline void check_cpu(const Tensor& t, const char* name) {
+  OPGEN_CHECK(is_cpu(t), name, " must be a CPU tensor, got one on ", device_name(t));
 }
 
-inline void check_same_device(const at::Tensor& a, const char* a_name, const at::Tensor& b, const char* b_name) {
-  TORCH_CHECK(a.device() == b.device(), a_name, " and ", b_name, " must be on the same device, got ",
-              a.device(), " and ", b.device());
+inline void check_cuda(const Tensor& t, const char* name) {
+  OPGEN_CHECK(is_cuda(t), name, " must be a CUDA tensor, got one on ", device_name(t));
 }
 
-inline void check_same_dtype(const at::Tensor& a, const char* a_name, const at::Tensor& b, const char* b_name) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), a_name, " and ", b_name, " must have the same dtype, got ",
+inline void check_same_device(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  OPGEN_CHECK(device_name(a) == device_name(b), a_name, " and ", b_name, " must be on the same device, got ",
+              device_name(a), " and ", device_name(b));
+}
+
+inline void check_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  OPGEN_CHECK(a.scalar_type() == b.scalar_type(), a_name, " and ", b_name, " must have the same dtype, got ",
               a.scalar_type(), " and ", b.scalar_type());
 }
 
-inline void check_same_shape(const at::Tensor& a, const char* a_name, const at::Tensor& b, const char* b_name) {
-  TORCH_CHECK(a.sizes() == b.sizes(), a_name, " and ", b_name, " must have the same shape, got ", a.sizes(),
-              " and ", b.sizes());
+inline void check_same_shape(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
+  OPGEN_CHECK(sizes(a) == sizes(b), a_name, " and ", b_name, " must have the same shape, got ", shape_name(a),
+              " and ", shape_name(b));
 }
 
-inline void check_dim(const at::Tensor& t, const char* name, int64_t dim) {
-  TORCH_CHECK(t.dim() == dim, name, " must have ", dim, " dimension(s), got shape ", t.sizes());
+inline void check_dim(const Tensor& t, const char* name, int64_t dim) {
+  OPGEN_CHECK(t.dim() == dim, name, " must have ", dim, " dimension(s), got shape ", shape_name(t));
 }
 
 }  // namespace opgen

@@ -6,14 +6,11 @@
 // The partial tile at the end is done element by element.
 #pragma once
 
-#include <ATen/OpMathType.h>
-#include <ATen/cuda/CUDAContextLight.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAStream.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+
+#include "common/torch_api.h"
 
 namespace opgen::cuda {
 
@@ -47,7 +44,7 @@ __device__ __forceinline__ void map_vector(const Op& op, out_t* __restrict__ out
   Vec<out_t, kVec> y;
 #pragma unroll
   for (int k = 0; k < kVec; ++k) {
-    y.v[k] = static_cast<out_t>(op(static_cast<at::opmath_type<in_t>>(x.v[k])...));
+    y.v[k] = static_cast<out_t>(op(static_cast<opmath_t<in_t>>(x.v[k])...));
   }
   *reinterpret_cast<Vec<out_t, kVec>*>(out + i) = y;
 }
@@ -69,7 +66,7 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   } else {
     for (int64_t i = tile_start + threadIdx.x; i < n; i += kBlockThreads) {
-      out[i] = static_cast<out_t>(op(static_cast<at::opmath_type<in_t>>(in[i])...));
+      out[i] = static_cast<out_t>(op(static_cast<opmath_t<in_t>>(in[i])...));
     }
   }
 }
@@ -77,27 +74,27 @@ __global__ void __launch_bounds__(kBlockThreads)
 // Blocks needed to cover n elements, `per_block` at a time.
 inline unsigned int grid_size(int64_t n, int64_t per_block) {
   const int64_t blocks = (n + per_block - 1) / per_block;
-  TORCH_CHECK(blocks <= std::numeric_limits<int32_t>::max(), "tensor too large: ", n, " elements need ", blocks,
+  OPGEN_CHECK(blocks <= std::numeric_limits<int32_t>::max(), "tensor too large: ", n, " elements need ", blocks,
               " blocks");
   return static_cast<unsigned int>(blocks);
 }
 
 // Launches out[i] = op(in[i]...) for i < n on the current stream and checks the launch.
-// The caller has set the device guard and made the tensors contiguous.
+// The caller has set the device guard (opgen::DeviceGuard) and made the tensors contiguous.
 template <typename Op, typename out_t, typename... in_t>
 void launch_map(const Op& op, int64_t n, out_t* out, const in_t*... in) {
   if (n == 0) {
     return;
   }
   constexpr int kVec = vector_width<out_t, in_t...>();
-  const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const cudaStream_t stream = current_stream();
   const bool aligned = is_vector_aligned<kVec>(out) && (is_vector_aligned<kVec>(in) && ...);
   if (aligned) {
     map_kernel<kVec><<<grid_size(n, tile_elements<kVec>()), kBlockThreads, 0, stream>>>(op, n, out, in...);
   } else {
     map_kernel<1><<<grid_size(n, tile_elements<1>()), kBlockThreads, 0, stream>>>(op, n, out, in...);
   }
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  OPGEN_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace opgen::cuda

@@ -1,0 +1,123 @@
+"""Build-speed benchmark (not a test): how long a user waits after an edit, per torch_api.
+
+For each project (a generated one with one op of each kind; made here with copier unless given):
+  cold        `pip install --no-build-isolation -e .` from scratch
+  pip .cu     the same after touching the elementwise op's .cu
+  jit .h      `OPGEN_JIT=<op>`: import and first call after touching the op's .h (math header)
+  jit .cu     the same after touching its .cu (CPU-only builds: its .cpp)
+  jit none    the same with nothing changed (ninja finds nothing to do)
+
+    python scripts/build_speed.py [--project DIR ...] [--out FILE.md]
+
+CUDA is built where torch has CUDA and nvcc is found (else CPU-only); TORCH_CUDA_ARCH_LIST and
+MAX_JOBS are honoured. Prints a Markdown table.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+OP = "gelu_approx"
+KINDS = {OP: "elementwise", "row_sumsq": "reduction", "my_blank": "blank"}
+
+
+def sh(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
+    """Run cmd, fail loudly, return its wall time in seconds."""
+    started = time.perf_counter()
+    result = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed in {cwd}:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return time.perf_counter() - started
+
+
+def generate(dest: Path, torch_api: str) -> Path:
+    import copier
+
+    copier.run_copy(str(REPO), str(dest), data={"package_name": f"speed_{torch_api}", "torch_api": torch_api},
+                    defaults=True, unsafe=True, quiet=True, vcs_ref="HEAD")
+    for op, kind in KINDS.items():
+        sh([sys.executable, "-m", "opgen", "new", op, "--kind", kind], cwd=dest)
+    return dest
+
+
+def package_of(project: Path) -> str:
+    return next(line.split(":", 1)[1].strip() for line in (project / ".copier-answers.yml").read_text().splitlines()
+                if line.startswith("package_name:"))
+
+
+def touch(path: Path) -> None:
+    now = time.time()
+    os.utime(path, (now, now))
+
+
+def measure(project: Path) -> dict[str, float]:
+    package = package_of(project)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "-e", "."]
+    folder = project / "csrc" / OP
+    with_cuda = "cuda" in subprocess.run([sys.executable, "-c", f"import {package}._build as b; "
+                                          "print('cuda' if b.cuda_build_enabled() else 'cpu')"],
+                                         cwd=project, capture_output=True, text=True).stdout
+    kernel = folder / (f"{OP}_cuda.cu" if with_cuda else f"{OP}.cpp")
+    times = {"cold": sh(pip, cwd=project)}
+    touch(kernel)
+    times["pip .cu"] = sh(pip, cwd=project)
+
+    device = "cuda" if with_cuda and _gpu() else "cpu"
+    run_op = (f"import torch, {package}; "
+              f"torch.testing.assert_close({package}.{OP}(torch.ones(8, device='{device}')).cpu(), "
+              f"{package}.ops.{OP}.reference(torch.ones(8)))")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"OPGEN_JIT": OP, "TORCH_EXTENSIONS_DIR": cache}
+        sh([sys.executable, "-c", run_op], cwd=project, env=env)  # first JIT build
+        touch(folder / f"{OP}.h")
+        times["jit .h"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
+        touch(kernel)
+        times["jit .cu"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
+        times["jit none"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
+    times["cuda"] = with_cuda
+    return times
+
+
+def _gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--project", action="append", type=Path, help="generated projects to time (default: "
+                        "one per torch_api, generated here)")
+    parser.add_argument("--out", type=Path, help="also write the table to this Markdown file")
+    args = parser.parse_args()
+    import torch
+
+    with tempfile.TemporaryDirectory() as scratch:
+        projects = args.project or [generate(Path(scratch) / api, api) for api in ("stable", "aten")]
+        rows = []
+        for project in projects:
+            api = "stable" if "torch_api: stable" in (project / ".copier-answers.yml").read_text() else "aten"
+            t = measure(project)
+            rows.append(f"| {api} | {'CUDA' if t['cuda'] else 'CPU-only'} | {t['cold']:.1f} | {t['pip .cu']:.1f} | "
+                        f"{t['jit .h']:.1f} | {t['jit .cu']:.1f} | {t['jit none']:.1f} |")
+    table = "\n".join([
+        f"Build speed (s), torch {torch.__version__}, {os.cpu_count()} cores, MAX_JOBS={os.environ.get('MAX_JOBS', '-')}:",
+        "",
+        "| torch_api | build | cold pip install | pip after .cu edit | JIT after .h edit | JIT after .cu edit "
+        "| JIT, no edit |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+    ])
+    print(table)
+    if args.out:
+        args.out.write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

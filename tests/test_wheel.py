@@ -1,0 +1,90 @@
+"""Wheels across torch versions: a `stable` project's wheel, built against this venv's torch, is one
+abi3 wheel that installs and passes the project's own tests under other torch versions; an `aten`
+project's wheel refuses them at import with what to do.
+
+The other torches are Python interpreters named in OPGEN_OTHER_TORCH_PYTHONS (os.pathsep-separated;
+.ci/run sets it to venvs with torch 2.13 CPU and torch 2.15). The wheels are built CPU-only, since a
+CPU-only torch cannot load CUDA kernels; the GPU machine runs a CUDA wheel under its own torch.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import copy_project, opgen, pytest_counts, run
+
+pytestmark = pytest.mark.slow
+PACKAGE = "wheel_ops"
+OPS = {"gelu_approx": "elementwise", "row_sumsq": "reduction", "my_blank": "blank"}
+
+
+def other_torch_pythons() -> list[str]:
+    return [p for p in os.environ.get("OPGEN_OTHER_TORCH_PYTHONS", "").split(os.pathsep) if p]
+
+
+def torch_version(python: str) -> str:
+    return run([python, "-c", "import torch; print(torch.__version__)"], cwd=Path.cwd()).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def others():
+    pythons = other_torch_pythons()
+    if not pythons:
+        pytest.skip("OPGEN_OTHER_TORCH_PYTHONS names no interpreter with another torch (.ci/run sets it)")
+    import torch
+
+    versions = {python: torch_version(python) for python in pythons}
+    assert torch.__version__ not in versions.values(), "the other interpreters must run another torch"
+    return versions
+
+
+def build_wheel(tmp_path_factory, template_repo, torch_api: str) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp(f"wheel-{torch_api}")
+    project = copy_project(template_repo, root / "project", project_name="wheel-ops", package_name=PACKAGE,
+                           torch_api=torch_api)
+    for op, kind in OPS.items():
+        opgen(project, "new", op, "--kind", kind)
+    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(root / "dist"),
+         str(project)], cwd=project, env={"OPGEN_CPU_ONLY": "1", "MAX_JOBS": "2"})
+    (wheel,) = (root / "dist").glob("*.whl")
+    return project, wheel
+
+
+def install_apart(python: str, wheel: Path, project: Path, dest: Path) -> tuple[Path, dict]:
+    """The wheel in a folder of its own and the project's tests beside it (not its sources)."""
+    site = dest / "site"
+    dest.mkdir(parents=True)
+    run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)], cwd=dest)
+    shutil.copytree(project / "tests", dest / "tests")
+    shutil.copy(project / "pyproject.toml", dest / "pyproject.toml")  # pytest settings
+    return dest, {"PYTHONPATH": str(site)}
+
+
+def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(tmp_path_factory, template_repo, others,
+                                                                      tmp_path):
+    project, wheel = build_wheel(tmp_path_factory, template_repo, "stable")
+    assert wheel.name.endswith("-cp310-abi3-linux_x86_64.whl"), wheel.name
+    for n, (python, version) in enumerate(others.items()):
+        where, env = install_apart(python, wheel, project, tmp_path / f"torch{n}")
+        result = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=where, env=env)
+        counts = pytest_counts(result.stdout)
+        print(f"torch {version}: {result.stdout.strip().splitlines()[-1]}")
+        assert counts.get("passed", 0) >= 300 and not counts.get("failed") and not counts.get("error"), version
+
+
+def test_aten_wheel_refuses_another_torch_with_what_to_do(tmp_path_factory, template_repo, others, tmp_path):
+    import torch
+
+    project, wheel = build_wheel(tmp_path_factory, template_repo, "aten")
+    assert "abi3" not in wheel.name
+    python, version = next(iter(others.items()))
+    where, env = install_apart(python, wheel, project, tmp_path / "torch")
+    code = f"try:\n    import {PACKAGE}\nexcept ImportError as e:\n    print(e)\n"
+    message = run([python, "-c", code], cwd=where, env=env).stdout
+    built = torch.__version__.split("+")[0]
+    assert f"was built with torch {built}" in message and f"this is torch {version}" in message, message
+    assert "pip install --no-build-isolation -e ." in message
