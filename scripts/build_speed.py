@@ -2,9 +2,9 @@
 
 For each project (a generated one with one op of each kind; made here with copier unless given):
   cold        `pip install --no-build-isolation -e .` from scratch
-  pip .cu     the same after touching the elementwise op's .cu
+  pip kernel  the same after touching the elementwise op's .cu (CPU-only builds: its .cpp)
   jit .h      `OPGEN_JIT=<op>`: import and first call after touching the op's .h (math header)
-  jit .cu     the same after touching its .cu (CPU-only builds: its .cpp)
+  jit kernel  the same after touching its .cu (CPU-only builds: its .cpp)
   jit none    the same with nothing changed (ninja finds nothing to do)
 
     python scripts/build_speed.py [--project DIR ...] [--out FILE.md]
@@ -15,6 +15,7 @@ MAX_JOBS are honoured. Prints a Markdown table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -51,6 +52,14 @@ def package_of(project: Path) -> str:
                 if line.startswith("package_name:"))
 
 
+def load_build_config(path: Path):
+    """The project's _build.py, loaded from its file as setup.py does (the package may not import yet)."""
+    spec = importlib.util.spec_from_file_location(f"{path.parent.name}_build", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def touch(path: Path) -> None:
     now = time.time()
     os.utime(path, (now, now))
@@ -60,18 +69,16 @@ def measure(project: Path) -> dict[str, float]:
     package = package_of(project)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "-e", "."]
     folder = project / "csrc" / OP
-    with_cuda = "cuda" in subprocess.run([sys.executable, "-c", f"import {package}._build as b; "
-                                          "print('cuda' if b.cuda_build_enabled() else 'cpu')"],
-                                         cwd=project, capture_output=True, text=True).stdout
+    with_cuda = load_build_config(project / package / "_build.py").cuda_build_enabled()
     kernel = folder / (f"{OP}_cuda.cu" if with_cuda else f"{OP}.cpp")
     times = {"cold": sh(pip, cwd=project)}
     touch(kernel)
     times["pip .cu"] = sh(pip, cwd=project)
 
     device = "cuda" if with_cuda and _gpu() else "cpu"
-    run_op = (f"import torch, {package}; "
+    run_op = (f"import sys, torch, {package}; reference = sys.modules['{package}.ops.{OP}'].reference; "
               f"torch.testing.assert_close({package}.{OP}(torch.ones(8, device='{device}')).cpu(), "
-              f"{package}.ops.{OP}.reference(torch.ones(8)))")
+              f"reference(torch.ones(8)))")
     with tempfile.TemporaryDirectory() as cache:
         env = {"OPGEN_JIT": OP, "TORCH_EXTENSIONS_DIR": cache}
         sh([sys.executable, "-c", run_op], cwd=project, env=env)  # first JIT build
@@ -104,12 +111,13 @@ def main() -> None:
         for project in projects:
             api = "stable" if "torch_api: stable" in (project / ".copier-answers.yml").read_text() else "aten"
             t = measure(project)
+            print(f"{api}: {t}", flush=True)
             rows.append(f"| {api} | {'CUDA' if t['cuda'] else 'CPU-only'} | {t['cold']:.1f} | {t['pip .cu']:.1f} | "
                         f"{t['jit .h']:.1f} | {t['jit .cu']:.1f} | {t['jit none']:.1f} |")
     table = "\n".join([
         f"Build speed (s), torch {torch.__version__}, {os.cpu_count()} cores, MAX_JOBS={os.environ.get('MAX_JOBS', '-')}:",
         "",
-        "| torch_api | build | cold pip install | pip after .cu edit | JIT after .h edit | JIT after .cu edit "
+        "| torch_api | build | cold pip install | pip after kernel edit | JIT after .h edit | JIT after kernel edit "
         "| JIT, no edit |",
         "|---|---|---|---|---|---|---|",
         *rows,

@@ -90,7 +90,7 @@ stage_build() {
   cat "$work/build-skeleton.log" "$work/build-skeleton-aten.log" "$work/build-examples.log" >"$out/build.log"
   note "- fresh project, torch_api stable: rc=$stable_rc ($(grep real "$work/build-skeleton.log" | tail -1))"
   note "- fresh project, torch_api aten: rc=$aten_rc ($(grep real "$work/build-skeleton-aten.log" | tail -1))"
-  note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1)); $(grep -ho "ops on the full ATen API ([a-z_, ]*)" "$work/build-examples.log" | head -1)"
+  note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1))"
 }
 
 stage_build_examples() {

@@ -174,12 +174,13 @@ inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, Scala
     stride *= std::max<int64_t>(shape[d], 1);
   }
   int32_t device_type = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_device_type(like.get(), &device_type));
   const int32_t shim_dtype = torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype));
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(),
-                                                         strides.data(), shim_dtype, device_type,
-                                                         like.get_device_index(), &handle));
+  OPGEN_CHECK(aoti_torch_get_device_type(like.get(), &device_type) == AOTI_TORCH_SUCCESS &&
+                  aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(), strides.data(),
+                                           shim_dtype, device_type, like.get_device_index(),
+                                           &handle) == AOTI_TORCH_SUCCESS,
+              "could not allocate an output tensor on ", device_name(like), " (out of memory?)");
   return Tensor(handle);
 #else
   return at::empty(shape, like.options().dtype(dtype));
