@@ -2,8 +2,8 @@
 # On a GPU machine: build fresh generated projects (one op of each kind; torch_api stable and aten)
 # and examples/ for sm_90, run their tests on CUDA, a wheel built elsewhere with another torch,
 # compute-sanitizer over the CUDA tests, the benchmarks and build speed; write a report.
-#   scripts/gpu_check.sh [STAGE ...]    stages: env build test wheel sanitize bench buildspeed (default:
-#   all); build_examples builds examples/ alone.
+#   scripts/gpu_check.sh [STAGE ...]    stages: env build test wheel overhead sanitize bench buildspeed
+#   (default: all); build_examples builds examples/ alone.
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -17,7 +17,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$repo/gpu-report}
 work=${WORK:-/tmp/opgen-gpu}
 python=${PYTHON:-python3}
-stages=${*:-env build test wheel sanitize bench buildspeed}
+stages=${*:-env build test wheel overhead sanitize bench buildspeed}
 carry=${CARRY:-$repo/.gpu-carry}
 skeleton=$work/skeleton         # torch_api stable
 skeleton_aten=$work/skeleton-aten
@@ -167,6 +167,12 @@ stage_bench() {
   # BENCH_OPS="op ..." benchmarks only those examples (default: all).
   (cd "$examples" && $python -m benchmarks ${BENCH_OPS:-} --out "$out/bench") >>"$out/bench.log" 2>&1
   note "- examples: $(tail -1 "$out/bench.log")"
+}
+
+stage_overhead() {
+  note "## Per-call host time at one element (after the build stage)"
+  (cd "$skeleton" && PYTHONPATH=. $python "$repo/scripts/call_overhead.py" gpu_ops_stable) 2>&1 | tail -1 | tee -a "$summary"
+  (cd "$skeleton_aten" && PYTHONPATH=. $python "$repo/scripts/call_overhead.py" gpu_ops_aten) 2>&1 | tail -1 | tee -a "$summary"
 }
 
 stage_buildspeed() {
