@@ -25,7 +25,7 @@ Tensor forward_cpu(const Tensor& a, const Tensor& b) {
 }
 
 Tensor reject_cuda(const Tensor& a, const Tensor& b) {
-  const bool a_on_cpu = opgen::is_cpu(a);  // the dispatcher came here: a or b is a CUDA tensor
+  const bool a_on_cpu = a.is_cpu();  // the dispatcher came here: a or b is a CUDA tensor
   OPGEN_CHECK(false, "custom_add runs on the CPU only: ", a_on_cpu ? "b" : "a", " is on ",
               opgen::device_name(a_on_cpu ? b : a), "; use vector_add for CUDA tensors");
   return Tensor();

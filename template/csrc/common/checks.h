@@ -16,11 +16,11 @@ inline void check_dtype(const Tensor& t, const char* name, ScalarType expected) 
 }
 
 inline void check_cpu(const Tensor& t, const char* name) {
-  OPGEN_CHECK(is_cpu(t), name, " must be a CPU tensor, got one on ", device_name(t));
+  OPGEN_CHECK(t.is_cpu(), name, " must be a CPU tensor, got one on ", device_name(t));
 }
 
 inline void check_cuda(const Tensor& t, const char* name) {
-  OPGEN_CHECK(is_cuda(t), name, " must be a CUDA tensor, got one on ", device_name(t));
+  OPGEN_CHECK(t.is_cuda(), name, " must be a CUDA tensor, got one on ", device_name(t));
 }
 
 inline void check_same_device(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {

@@ -108,14 +108,6 @@ inline bool is_floating(ScalarType type) {
   return type == kFloat || type == kDouble || type == kHalf || type == kBFloat16;
 }
 
-inline bool is_cuda(const Tensor& t) {
-  return t.is_cuda();
-}
-
-inline bool is_cpu(const Tensor& t) {
-  return t.is_cpu();
-}
-
 inline int device_index(const Tensor& t) {
 #ifdef OPGEN_STABLE_API
   return t.get_device_index();
@@ -161,8 +153,7 @@ inline Tensor contiguous(const Tensor& t) {
 #endif
 }
 
-// Uninitialized, contiguous, with like's dtype and device.
-// The same, with another dtype.
+// Uninitialized and contiguous, with the given shape and dtype, on like's device.
 inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, ScalarType dtype) {
 #ifdef OPGEN_STABLE_API
   // One C call into libtorch rather than a boxed dispatcher call (torch::stable::new_empty): an op
@@ -187,6 +178,7 @@ inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, Scala
 #endif
 }
 
+// The same, with like's dtype.
 inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape) {
   return empty(like, shape, like.scalar_type());
 }
@@ -226,7 +218,7 @@ inline cudaStream_t current_stream() {
   // accelerator::Stream::id() is a c10 stream id, not a cudaStream_t: ask libtorch_cuda instead.
   const int32_t device = torch::stable::accelerator::getCurrentDeviceIndex();
   void* stream = nullptr;
-  OPGEN_CHECK(aoti_torch_get_current_cuda_stream(device, &stream) == 0,
+  OPGEN_CHECK(aoti_torch_get_current_cuda_stream(device, &stream) == AOTI_TORCH_SUCCESS,
               "could not get the current CUDA stream of cuda:", device);
   return static_cast<cudaStream_t>(stream);
 #else
