@@ -51,8 +51,8 @@ class IncrementalBuildExtension(BuildExtension):
 extension = Extension(
     name="opgen_examples._C",
     sources=sources,
-    include_dirs=build.include_dirs(with_cuda),
-    extra_compile_args={"cxx": build.CXX_FLAGS, "nvcc": build.NVCC_FLAGS} if with_cuda else {"cxx": build.CXX_FLAGS},
+    include_dirs=build.include_dirs(),
+    extra_compile_args=build.compile_flags(with_cuda) if with_cuda else {"cxx": build.compile_flags(False)["cxx"]},
     # stable: only Python's limited API and torch's stable C ABI, so one wheel (tag abi3) serves every
     # CPython >= 3.10 and every torch >= the stable target.
     py_limited_api=stable,

@@ -33,9 +33,6 @@ def _stable_flags() -> list[str]:
 
 
 API_FLAGS = _stable_flags() if TORCH_API == "stable" else []
-# torch.utils.cpp_extension picks the C++ standard its headers need.
-CXX_FLAGS = ["-O3", *API_FLAGS]
-NVCC_FLAGS = ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS]
 
 
 def op_names() -> list[str]:
@@ -119,15 +116,29 @@ def cuda_build_enabled() -> bool:
 def cuda_library_include_dirs() -> list[str]:
     """Headers of the CUDA libraries that pip-installed torch depends on (cuBLAS, cuSPARSE, ...).
 
-    torch's CUDA headers include them; a system nvcc without those libraries finds them here.
+    ATen's CUDA headers include them; a system nvcc without those libraries finds them here.
     """
     site = Path(sysconfig.get_paths()["purelib"]) / "nvidia"
     found = [site / "cu13" / "include"] + sorted(site.glob("*/include"))
     return [str(d) for d in dict.fromkeys(found) if d.is_dir()]
 
 
-def include_dirs(with_cuda: bool) -> list[str]:
-    return [str(CSRC)] + (cuda_library_include_dirs() if with_cuda else [])
+def include_dirs() -> list[str]:
+    return [str(CSRC)]
+
+
+def compile_flags(with_cuda: bool) -> dict[str, list[str]]:
+    """Extra flags for g++ ("cxx") and nvcc ("nvcc"); torch.utils.cpp_extension adds the C++ standard
+    its headers need.
+
+    The CUDA libraries' headers come last (-isystem, after the toolkit's own -I): pip's CUDA
+    runtime may be newer than the nvcc that compiles, and its cuda_runtime.h must not shadow the
+    toolkit's (nvcc refuses a mismatched pair)."""
+    after_toolkit = [flag for d in cuda_library_include_dirs() for flag in ("-isystem", d)] if with_cuda else []
+    return {
+        "cxx": ["-O3", *API_FLAGS, *after_toolkit],
+        "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS, *after_toolkit],
+    }
 
 
 def write_build_info(with_cuda: bool) -> None:

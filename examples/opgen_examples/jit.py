@@ -28,12 +28,14 @@ def load(op: str, verbose: bool = False) -> None:
     with_cuda = _build.cuda_build_enabled()  # sets CUDA_HOME before cpp_extension reads it
     from torch.utils import cpp_extension
 
+    flags = _build.compile_flags(with_cuda)
+
     cpp_extension.load(
         name=f"{_build.PACKAGE}_jit_{op}",
         sources=[str(p) for p in _build.op_sources(op, with_cuda)],
-        extra_include_paths=_build.include_dirs(with_cuda),
-        extra_cflags=_build.CXX_FLAGS,
-        extra_cuda_cflags=_build.NVCC_FLAGS,
+        extra_include_paths=_build.include_dirs(),
+        extra_cflags=flags["cxx"],
+        extra_cuda_cflags=flags["nvcc"],
         with_cuda=with_cuda,
         is_python_module=False,
         verbose=verbose,
