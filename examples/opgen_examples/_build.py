@@ -135,9 +135,11 @@ def compile_flags(with_cuda: bool) -> dict[str, list[str]]:
     runtime may be newer than the nvcc that compiles, and its cuda_runtime.h must not shadow the
     toolkit's (nvcc refuses a mismatched pair)."""
     after_toolkit = [flag for d in cuda_library_include_dirs() for flag in ("-isystem", d)] if with_cuda else []
+    # OPGEN_WITH_CUDA: the ops' .cpp files register CUDA kernels and call into their .cu files.
+    cuda = ["-DOPGEN_WITH_CUDA", *after_toolkit] if with_cuda else []
     return {
-        "cxx": ["-O3", *API_FLAGS, *after_toolkit],
-        "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS, *after_toolkit],
+        "cxx": ["-O3", *API_FLAGS, *cuda],
+        "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS, *cuda],
     }
 
 

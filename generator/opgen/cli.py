@@ -23,31 +23,40 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-C", dest="directory", type=Path, default=Path.cwd(), help="run as if started in this folder")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    new = commands.add_parser("new", help="write the kernel, bindings, wrapper, test and benchmark of a new op")
+    new = commands.add_parser("new", help="write the kernel, bindings, wrapper, spec, test and benchmark of a new op")
     new.add_argument("name", help="op name: lowercase identifier, e.g. gelu_approx")
-    new.add_argument("--kind", default="elementwise", help=f"skeleton: {', '.join(render.kinds())} (default elementwise)")
+    new.add_argument("--kind", default="elementwise", choices=render.kinds(), help=(
+        "elementwise: same-shape float tensors (plus int/float/bool scalars) in, one tensor out, through the "
+        "vectorized map, with autograd; reduction: a sum over the last dim with its backward; blank: any schema, "
+        "a copy kernel to fill in (default: elementwise)"))
+    new.add_argument("--schema", help=(
+        "the op's signature in torch schema syntax, e.g. \"(Tensor a, Tensor b, float alpha=1.0) -> Tensor\" or, "
+        "writing into an output, \"(Tensor a, Tensor b, Tensor(a!) out) -> ()\" (default: \"(Tensor x) -> Tensor\")"))
+    new.add_argument("--with-out", action="store_true",
+                     help="elementwise: also write <name>_out(..., *, Tensor(a!) out), the functional op's out= twin")
     new.add_argument("--force", action="store_true", help="overwrite files that already exist")
     new.add_argument("--dry-run", action="store_true", help="print what would be written, write nothing")
 
     commands.add_parser("list", help="list the project's ops")
 
     remove = commands.add_parser("remove", help="delete the files `opgen new` wrote for an op")
-    remove.add_argument("name")
+    remove.add_argument("name", help="the op to remove (as `opgen list` shows it)")
     remove.add_argument("--force", action="store_true", help="also delete files edited since they were generated")
 
     bench = commands.add_parser("bench", help="run the benchmarks (python -m benchmarks) and write the report")
-    bench.add_argument("ops", nargs="*")
+    bench.add_argument("ops", nargs="*", help="ops to benchmark (default: all)")
     return parser
 
 
-def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool) -> int:
+def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, schema: str | None = None,
+            with_out: bool = False) -> int:
     validate_op_name(name, project.package, project.namespace)
-    if kind not in render.kinds():
-        raise OpgenError(f"unknown kind {kind!r}: choose one of {', '.join(render.kinds())}")
+    if with_out:
+        validate_op_name(f"{name}_out", project.package, project.namespace)
     recorded = manifest.load(project.root)
     if not force and (name in project.existing_ops() or name in recorded["ops"]):
         raise OpgenError(f"op {name!r} already exists in {project.root}: pick another name, or pass --force to overwrite it")
-    files = render.render_op(kind, render.context(name, project.package, project.namespace, kind))
+    files = render.render_op(kind, render.context(name, project.package, project.namespace, kind, schema, with_out))
     clashes = [path for path in files if (project.root / path).exists()]
     if clashes and not force:
         raise OpgenError(f"would overwrite {', '.join(clashes)}: pass --force to overwrite")
@@ -56,6 +65,10 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool) 
             print(f"would write {path}")
         return 0
     recorded["ops"][name] = {"kind": kind, "files": {path: manifest.digest(text) for path, text in files.items()}}
+    if schema:
+        recorded["ops"][name]["schema"] = schema
+    if with_out:
+        recorded["ops"][name]["with_out"] = True
     transaction = Transaction(project.root)
     for path, text in files.items():
         transaction.write(path, text)
@@ -63,8 +76,15 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool) 
     transaction.commit()
     for path in files:
         print(f"wrote {path}{' (overwritten)' if path in clashes else ''}")
-    print(f"\nNext: pip install --no-build-isolation -e . && python -m pytest tests/test_{name}.py")
-    print(f"  (or, without reinstalling: OPGEN_JIT={name} python -m pytest tests/test_{name}.py)")
+    math = {"elementwise": f"csrc/{name}/{name}.h (Forward, Backward)",
+            "reduction": f"csrc/{name}/{name}.h (Term, TermGrad)",
+            "blank": f"csrc/{name}/{name}.cpp (CPU) and csrc/{name}/{name}_cuda.cu (CUDA)"}[kind]
+    tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"
+    print(f"\nNext: write the math in {math}")
+    print(f"  and its plain-PyTorch reference in {project.package}/ops/{name}.py (reference(); SPEC says what the "
+          "tests draw)")
+    print(f"Build and test: pip install --no-build-isolation -e . && python -m pytest {tests}")
+    print(f"  (or, without reinstalling: OPGEN_JIT={name} python -m pytest {tests})")
     return 0
 
 
@@ -111,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         project = find_project(args.directory)
         if args.command == "new":
-            return cmd_new(project, args.name, args.kind, args.force, args.dry_run)
+            return cmd_new(project, args.name, args.kind, args.force, args.dry_run, args.schema, args.with_out)
         if args.command == "list":
             return cmd_list(project)
         if args.command == "remove":

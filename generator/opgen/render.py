@@ -5,6 +5,8 @@ from pathlib import Path, PurePosixPath
 
 import jinja2
 
+from . import opmodel
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".jinja"
 
@@ -24,13 +26,16 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def context(op: str, package: str, namespace: str, kind: str) -> dict:
+def context(op: str, package: str, namespace: str, kind: str, schema: str | None = None,
+            with_out: bool = False) -> dict:
+    """What the templates see: names, and `m`, the op model built from the schema (see opmodel.py)."""
     return {
         "op": op,
         "Op": "".join(part.capitalize() for part in op.split("_")),
         "pkg": package,
         "ns": namespace,
         "kind": kind,
+        "m": opmodel.build(op, kind, schema, with_out),
     }
 
 

@@ -1,16 +1,17 @@
-// A fast element-wise CUDA map, shared by the ops: out[i] = op(in[i]...).
+// A fast element-wise CUDA map, shared by the ops: out[i] = op(in[i]...), or for a functor with K
+// results (opgen::Array, e.g. one gradient per input) out_k[i] = op(in[i]...)[k].
 //
 // Each thread moves kVectorsPerThread 16-byte vectors per tensor (several loads in flight), with
 // 64-bit indices throughout. The vector path needs every pointer aligned to its vector size;
-// otherwise (a misaligned view such as x[1:]) the same kernel runs one element at a time.
-// The partial tile at the end is done element by element.
+// otherwise (a misaligned view such as x[1:]) the same kernel runs one element at a time. The
+// partial tile at the end is done element by element. Inputs are converted to their op-math type
+// (float for 16-bit floats) before op sees them. Torch-free: see kernel_types.h.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 
-#include "common/torch_api.h"
+#include "common/cuda_utils.cuh"
 
 namespace opgen::cuda {
 
@@ -38,15 +39,30 @@ __device__ __forceinline__ Vec<T, kVec> load_vector(const T* __restrict__ p, int
   return *reinterpret_cast<const Vec<T, kVec>*>(p + i);
 }
 
-template <int kVec, typename Op, typename out_t, typename... in_t>
-__device__ __forceinline__ void map_vector(const Op& op, out_t* __restrict__ out, int64_t i,
+template <typename Op, typename... in_t>
+__device__ __forceinline__ auto apply(const Op& op, in_t... x) {
+  return as_array(op(convert<opmath_t<in_t>>(x)...));
+}
+
+// A null out[k] is a result nobody asked for (a gradient not needed): computed, not stored.
+template <int kVec, int K, typename Op, typename out_t, typename... in_t>
+__device__ __forceinline__ void map_vector(const Op& op, const Array<out_t*, K>& out, int64_t i,
                                            const Vec<in_t, kVec>&... x) {
-  Vec<out_t, kVec> y;
+  Vec<out_t, kVec> y[K];
 #pragma unroll
-  for (int k = 0; k < kVec; ++k) {
-    y.v[k] = static_cast<out_t>(op(static_cast<opmath_t<in_t>>(x.v[k])...));
+  for (int e = 0; e < kVec; ++e) {
+    const auto results = apply(op, x.v[e]...);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      y[k].v[e] = convert<out_t>(results[k]);
+    }
   }
-  *reinterpret_cast<Vec<out_t, kVec>*>(out + i) = y;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (out[k] != nullptr) {
+      *reinterpret_cast<Vec<out_t, kVec>*>(out[k] + i) = y[k];
+    }
+  }
 }
 
 template <int kVec>
@@ -54,9 +70,9 @@ constexpr int64_t tile_elements() {
   return int64_t(kBlockThreads) * kVectorsPerThread * kVec;
 }
 
-template <int kVec, typename Op, typename out_t, typename... in_t>
+template <int kVec, int K, typename Op, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(kBlockThreads)
-    map_kernel(Op op, int64_t n, out_t* __restrict__ out, const in_t* __restrict__... in) {
+    map_kernel(Op op, int64_t n, Array<out_t*, K> out, const in_t* __restrict__... in) {
   const int64_t tile_start = int64_t(blockIdx.x) * tile_elements<kVec>();
   if (tile_start + tile_elements<kVec>() <= n) {
 #pragma unroll
@@ -66,35 +82,41 @@ __global__ void __launch_bounds__(kBlockThreads)
     }
   } else {
     for (int64_t i = tile_start + threadIdx.x; i < n; i += kBlockThreads) {
-      out[i] = static_cast<out_t>(op(static_cast<opmath_t<in_t>>(in[i])...));
+      const auto results = apply(op, in[i]...);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        if (out[k] != nullptr) {
+          out[k][i] = convert<out_t>(results[k]);
+        }
+      }
     }
   }
 }
 
-// Blocks needed to cover n elements, `per_block` at a time.
-inline unsigned int grid_size(int64_t n, int64_t per_block) {
-  const int64_t blocks = (n + per_block - 1) / per_block;
-  OPGEN_CHECK(blocks <= std::numeric_limits<int32_t>::max(), "tensor too large: ", n, " elements need ", blocks,
-              " blocks");
-  return static_cast<unsigned int>(blocks);
-}
-
-// Launches out[i] = op(in[i]...) for i < n on the current stream and checks the launch.
-// The caller has set the device guard (opgen::DeviceGuard) and made the tensors contiguous.
-template <typename Op, typename out_t, typename... in_t>
-void launch_map(const Op& op, int64_t n, out_t* out, const in_t*... in) {
+// Launches out_k[i] = op(in[i]...)[k] for i < n on `stream` and checks the launch. The caller has
+// made the tensors contiguous and chosen the device (the op's .cpp does both).
+template <typename Op, typename out_t, int K, typename... in_t>
+void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> out, const in_t*... in) {
   if (n == 0) {
     return;
   }
   constexpr int kVec = vector_width<out_t, in_t...>();
-  const cudaStream_t stream = current_stream();
-  const bool aligned = is_vector_aligned<kVec>(out) && (is_vector_aligned<kVec>(in) && ...);
+  bool aligned = (is_vector_aligned<kVec>(in) && ...);
+  for (int k = 0; k < K; ++k) {
+    aligned = aligned && is_vector_aligned<kVec>(out[k]);  // null counts as aligned
+  }
   if (aligned) {
     map_kernel<kVec><<<grid_size(n, tile_elements<kVec>()), kBlockThreads, 0, stream>>>(op, n, out, in...);
   } else {
     map_kernel<1><<<grid_size(n, tile_elements<1>()), kBlockThreads, 0, stream>>>(op, n, out, in...);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
+}
+
+// One output: out[i] = op(in[i]...).
+template <typename Op, typename out_t, typename... in_t>
+void launch_map(cudaStream_t stream, const Op& op, int64_t n, out_t* out, const in_t*... in) {
+  launch_map(stream, op, n, Array<out_t*, 1>{{out}}, in...);
 }
 
 }  // namespace opgen::cuda

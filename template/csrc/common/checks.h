@@ -2,6 +2,9 @@
 // argument, never a crash. Written once for both torch APIs (see torch_api.h).
 #pragma once
 
+#include <cstdint>
+#include <utility>
+
 #include "common/torch_api.h"
 
 namespace opgen {
@@ -36,6 +39,42 @@ inline void check_same_dtype(const Tensor& a, const char* a_name, const Tensor& 
 inline void check_same_shape(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
   OPGEN_CHECK(sizes(a) == sizes(b), a_name, " and ", b_name, " must have the same shape, got ", shape_name(a),
               " and ", shape_name(b));
+}
+
+// b is on a's device, with a's dtype and shape: the element-wise ops' rule for all their tensors.
+inline void check_like(const Tensor& b, const char* b_name, const Tensor& a, const char* a_name) {
+  check_same_device(b, b_name, a, a_name);
+  check_same_dtype(b, b_name, a, a_name);
+  check_same_shape(b, b_name, a, a_name);
+}
+
+// [first, last) bytes of memory a tensor's elements may touch.
+inline std::pair<uintptr_t, uintptr_t> memory_span(const Tensor& t) {
+  const auto first = reinterpret_cast<uintptr_t>(t.const_data_ptr());
+  if (t.numel() == 0) {
+    return {first, first};
+  }
+  int64_t last_element = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    last_element += (t.size(d) - 1) * t.stride(d);
+  }
+  return {first, first + static_cast<uintptr_t>((last_element + 1) * t.element_size())};
+}
+
+// An output written in place must not share memory with an input (the kernel would read what it
+// has already written) nor with itself (an expanded view: several elements at one address).
+inline void check_output_memory(const Tensor& out, const char* out_name, const Tensor& input, const char* name) {
+  const auto [out_first, out_last] = memory_span(out);
+  const auto [in_first, in_last] = memory_span(input);
+  OPGEN_CHECK(out_last <= in_first || in_last <= out_first, out_name, " overlaps ", name,
+              " in memory: pass a separate output tensor");
+}
+
+inline void check_no_internal_overlap(const Tensor& out, const char* out_name) {
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    OPGEN_CHECK(out.stride(d) != 0 || out.size(d) <= 1, out_name,
+                " has elements that share memory (an expanded view): pass a tensor with its own storage");
+  }
 }
 
 inline void check_dim(const Tensor& t, const char* name, int64_t dim) {

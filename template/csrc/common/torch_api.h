@@ -9,7 +9,11 @@
 //
 // What it maps: Tensor and ScalarType, checks (OPGEN_CHECK), allocation (empty, empty_like),
 // contiguous copies, dtype dispatch (OPGEN_DISPATCH*), op registration (OPGEN_LIBRARY_*,
-// OPGEN_KERNEL) and, in CUDA sources, the device guard, the current stream and the CUDA error checks.
+// OPGEN_KERNEL), a tensor's memory for a kernel (buffer) and, in CUDA builds (OPGEN_WITH_CUDA, set
+// by the build, or a .cu that includes this), the device guard and the current stream.
+//
+// An op's .cu files need not include this: they get Buffers and a CudaStream from the op's .cpp and
+// include only the torch-free common/cuda_utils.cuh, which compiles several times faster.
 #pragma once
 
 #include <algorithm>
@@ -19,9 +23,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/kernel_types.h"
+
+#if (defined(__CUDACC__) || defined(OPGEN_WITH_CUDA)) && !defined(OPGEN_CUDA_HOST)
+#define OPGEN_CUDA_HOST  // the device guard and the current stream are available
+#endif
+
 #ifdef OPGEN_STABLE_API
-#if defined(__CUDACC__) && !defined(USE_CUDA)
-#define USE_CUDA  // declares the CUDA part of torch's stable C shim (streams, launch checks)
+#if defined(OPGEN_CUDA_HOST) && !defined(USE_CUDA)
+#define USE_CUDA  // declares the CUDA part of torch's stable C shim (the current stream)
 #endif
 #include <torch/csrc/stable/accelerator.h>
 #include <torch/csrc/stable/library.h>
@@ -42,13 +52,14 @@
 #include <torch/library.h>
 #endif
 
-#ifdef __CUDACC__
-#include <cuda_runtime.h>
-#ifndef OPGEN_STABLE_API
-#include <c10/cuda/CUDAException.h>
+#include <optional>
+
+#if defined(OPGEN_CUDA_HOST) && !defined(OPGEN_STABLE_API)
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #endif
+#ifdef __CUDACC__
+#include "common/cuda_utils.cuh"  // OPGEN_CUDA_CHECK, OPGEN_CUDA_LAUNCH_CHECK
 #endif
 
 #ifdef OPGEN_STABLE_API
@@ -99,10 +110,23 @@ constexpr ScalarType kLong = ScalarType::Long;
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kUInt16 = ScalarType::UInt16;
 
-// The type arithmetic runs in: float for float16 and bfloat16, the type itself otherwise.
-template <typename T>
-using opmath_t =
-    std::conditional_t<std::is_same_v<T, c10::Half> || std::is_same_v<T, c10::BFloat16>, float, T>;
+// torch's 16-bit floats compute in float (see OpMath in kernel_types.h).
+template <>
+struct OpMath<c10::Half> {
+  using type = float;
+};
+template <>
+struct OpMath<c10::BFloat16> {
+  using type = float;
+};
+
+static_assert(static_cast<int>(DType::Half) == static_cast<int>(kHalf) &&
+                  static_cast<int>(DType::Float) == static_cast<int>(kFloat) &&
+                  static_cast<int>(DType::Double) == static_cast<int>(kDouble) &&
+                  static_cast<int>(DType::BFloat16) == static_cast<int>(kBFloat16) &&
+                  static_cast<int>(DType::Long) == static_cast<int>(kLong) &&
+                  static_cast<int>(DType::UInt16) == static_cast<int>(kUInt16),
+              "opgen::DType must number dtypes as torch does");
 
 inline bool is_floating(ScalarType type) {
   return type == kFloat || type == kDouble || type == kHalf || type == kBFloat16;
@@ -188,6 +212,28 @@ inline Tensor empty_like(const Tensor& t) {
   return empty(t, sizes(t));
 }
 
+// A contiguous tensor's memory, for a kernel in a .cu file (which sees no torch types): input()
+// for one the kernel reads, output() for one it writes.
+inline Buffer input(const Tensor& t) {
+  OPGEN_CHECK(t.is_contiguous(), "internal error: a kernel input must be contiguous");
+  return Buffer{const_cast<void*>(t.const_data_ptr()), t.numel(), static_cast<DType>(t.scalar_type())};
+}
+
+inline Buffer output(const Tensor& t) {
+  OPGEN_CHECK(t.is_contiguous(), "internal error: a kernel output must be contiguous");
+  return Buffer{t.mutable_data_ptr(), t.numel(), static_cast<DType>(t.scalar_type())};
+}
+
+// dst[...] = src[...], any strides (dst keeps its own).
+inline void copy_(const Tensor& dst, const Tensor& src) {
+#ifdef OPGEN_STABLE_API
+  Tensor target = dst;
+  torch::stable::copy_(target, src);
+#else
+  const_cast<Tensor&>(dst).copy_(src);
+#endif
+}
+
 inline void zero_(Tensor& t) {
 #ifdef OPGEN_STABLE_API
   torch::stable::zero_(t);
@@ -196,53 +242,40 @@ inline void zero_(Tensor& t) {
 #endif
 }
 
-#ifdef __CUDACC__
+#ifdef OPGEN_CUDA_HOST
 
-// Makes t's GPU the current device until the end of the scope.
+// Makes t's GPU the current device until the end of the scope; does nothing for a CPU tensor.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(const Tensor& t) : guard_(device_index(t)) {}
+  explicit DeviceGuard(const Tensor& t) {
+    if (t.is_cuda()) {
+      guard_.emplace(device_index(t));
+    }
+  }
 
  private:
 #ifdef OPGEN_STABLE_API
-  torch::stable::accelerator::DeviceGuard guard_;
+  std::optional<torch::stable::accelerator::DeviceGuard> guard_;
 #else
-  c10::cuda::CUDAGuard guard_;
+  std::optional<c10::cuda::CUDAGuard> guard_;
 #endif
 };
 
 // The stream torch runs work on for the current GPU (not always the default stream): call it
 // under a DeviceGuard.
-inline cudaStream_t current_stream() {
+inline CudaStream current_stream() {
 #ifdef OPGEN_STABLE_API
   // accelerator::Stream::id() is a c10 stream id, not a cudaStream_t: ask libtorch_cuda instead.
   const int32_t device = torch::stable::accelerator::getCurrentDeviceIndex();
   void* stream = nullptr;
   OPGEN_CHECK(aoti_torch_get_current_cuda_stream(device, &stream) == AOTI_TORCH_SUCCESS,
               "could not get the current CUDA stream of cuda:", device);
-  return static_cast<cudaStream_t>(stream);
+  return CudaStream{stream};
 #else
-  return c10::cuda::getCurrentCUDAStream().stream();
+  return CudaStream{c10::cuda::getCurrentCUDAStream().stream()};
 #endif
 }
 
-// OPGEN_CUDA_CHECK(cudaFoo(...)) raises a RuntimeError naming the CUDA error unless it returns cudaSuccess.
-#ifdef OPGEN_STABLE_API
-#ifdef STD_CUDA_CHECK
-#define OPGEN_CUDA_CHECK(EXPR) STD_CUDA_CHECK(EXPR)
-#else
-// Headers of torch < 2.12 have no STD_CUDA_CHECK: the same check, without torch's device-side
-// assertion details.
-inline void cuda_check(cudaError_t error, const char* file, int line) {
-  OPGEN_CHECK(error == cudaSuccess, "CUDA error: ", cudaGetErrorString(error), " at ", file, ":", line);
-}
-#define OPGEN_CUDA_CHECK(EXPR) opgen::cuda_check((EXPR), __FILE__, __LINE__)
-#endif
-#define OPGEN_CUDA_LAUNCH_CHECK() OPGEN_CUDA_CHECK(cudaGetLastError())
-#else
-#define OPGEN_CUDA_CHECK(EXPR) C10_CUDA_CHECK(EXPR)
-#define OPGEN_CUDA_LAUNCH_CHECK() C10_CUDA_KERNEL_LAUNCH_CHECK()
-#endif
-#endif  // __CUDACC__
+#endif  // OPGEN_CUDA_HOST
 
 }  // namespace opgen

@@ -1,12 +1,19 @@
-"""Helpers for tests/test_<op>.py: devices, dtypes, shapes, memory layouts, comparison with a
-float64 reference, and the standard op checks (gradcheck, opcheck, torch.compile)."""
+"""Test helpers (not part of the package): devices, dtypes, shapes, memory layouts, comparison with
+a float64 reference, the standard op checks (gradcheck, opcheck, torch.compile), and drawing the
+arguments an op's spec declares. tests/test_opgen_conformance.py runs them over every op; an op's
+own tests/test_<op>.py uses them for what is special to it.
+"""
 from __future__ import annotations
 
+import importlib
 import math
-from typing import Callable, Sequence
+import pkgutil
+from typing import Any, Callable, Sequence
 
 import pytest
 import torch
+
+from opgen_examples._spec import OpSpec, TensorArg
 
 HAS_CUDA = torch.cuda.is_available()
 requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here: CUDA kernels are tested on a GPU machine")
@@ -74,6 +81,89 @@ def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtyp
     assert actual.shape == expected.shape, f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
     rtol, atol = tolerances(dtype)
     torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def all_specs() -> list[OpSpec]:
+    """The SPEC (or SPECS) of every op module the package loaded."""
+    import opgen_examples.ops
+
+    specs = []
+    for info in sorted(pkgutil.iter_modules(opgen_examples.ops.__path__), key=lambda m: m.name):
+        if opgen_examples.loaded_ops is not None and info.name not in opgen_examples.loaded_ops:
+            continue  # OPGEN_JIT=a,b: only those ops are built
+        module = importlib.import_module(f"opgen_examples.ops.{info.name}")
+        specs += list(getattr(module, "SPECS", [])) + ([module.SPEC] if hasattr(module, "SPEC") else [])
+    return specs
+
+
+def spec_cases(specs: Sequence[OpSpec], *, dtypes: bool = False, shapes: bool = False,
+               where: Callable[[OpSpec], bool] = lambda spec: True, devices: Sequence[str] = ("cpu", "cuda")) -> list:
+    """pytest params (spec, device, dtype, shape): every spec that `where` keeps, on each of `devices`
+    it supports (CUDA cases skip without a GPU), with each of its dtypes (else float32) and, if asked,
+    each of its shapes (else None)."""
+    params = []
+    for spec in specs:
+        if not where(spec):
+            continue
+        for device in [d for d in spec.devices if d in devices]:
+            marks = [requires_cuda] if device == "cuda" else []
+            for dtype in spec.dtypes if dtypes else [spec.dtypes[0] if torch.float32 not in spec.dtypes else torch.float32]:
+                for shape in (spec.shapes or SHAPES) if shapes else [None]:
+                    case_id = "-".join([spec.name, device] + ([str(dtype)[6:]] if dtypes else []) +
+                                       (["x".join(map(str, shape)) or "scalar"] if shapes else []))
+                    params.append(pytest.param(spec, device, dtype, shape, id=case_id, marks=marks))
+    return params
+
+
+def draw(spec: OpSpec, shape: Sequence[int], dtype: torch.dtype, device, layout: str = "contiguous") -> dict[str, Any]:
+    """Fresh arguments for one call of spec's op: each TensorArg drawn at its shape, dtype and
+    domain, laid out as `layout`; scalars as declared. An out= op gets an uninitialized `out`."""
+    def drawn(value):
+        if isinstance(value, TensorArg):
+            arg_shape = tuple(shape) if value.shape is None else tuple(value.shape(tuple(shape)))
+            low, high = value.domain
+            return make_tensor(arg_shape, value.dtype or dtype, device, layout, low, high)
+        if isinstance(value, list):  # Tensor[]
+            return [drawn(v) for v in value]
+        return value
+
+    args = {name: drawn(value) for name, value in spec.args.items()}
+    if spec.out:
+        args[spec.out] = torch.full_like(spec.reference(**args), float("nan"))
+    return args
+
+
+def call(spec: OpSpec, args: dict[str, Any]):
+    """spec's op on args; for an out= op, the tensor it wrote."""
+    result = spec.function(**args)
+    if spec.out:
+        assert result is None, f"{spec.name} writes {spec.out}= and should return None"
+        return args[spec.out]
+    return result
+
+
+def reference_in_float64(spec: OpSpec, args: dict[str, Any]):
+    """The reference on float64 copies of the floating-point arguments (without `out`)."""
+    widened = {name: value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+               for name, value in args.items() if name != spec.out}
+    return spec.reference(**widened)
+
+
+def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Sequence[int] = ()) -> None:
+    """actual (a tensor or tuple of them) equals the float64 `expected` within spec's tolerances."""
+    rtol, atol = spec.tolerances.get(dtype, tolerances(dtype))
+    if spec.atol_scale is not None and shape:
+        atol *= spec.atol_scale(tuple(shape))
+    actual, expected = _as_tuple(actual), _as_tuple(expected)
+    assert len(actual) == len(expected), f"{len(actual)} results, expected {len(expected)}"
+    for a, e in zip(actual, expected):
+        if a.is_floating_point():
+            assert a.dtype == dtype, f"dtype {a.dtype}, expected {dtype}"
+        assert a.shape == e.shape, f"shape {tuple(a.shape)}, expected {tuple(e.shape)}"
+        # The exact result rounded to the op's dtype (so a value past its range is inf on both sides).
+        e = e.to(a.dtype) if a.is_floating_point() else e
+        torch.testing.assert_close(a.double().cpu(), e.double().cpu(), rtol=rtol, atol=atol, equal_nan=True,
+                                   check_dtype=False)
 
 
 def check_backward_op(backward_op: Callable, forward: Callable, grad: torch.Tensor, x: torch.Tensor) -> None:

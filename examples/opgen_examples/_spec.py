@@ -1,0 +1,68 @@
+"""What each op declares about itself so that one conformance suite (tests/test_opgen_conformance.py)
+can test every op: how to call it, its plain-PyTorch reference, the arguments to draw, dtypes,
+tolerances, value domain, and what it supports.
+
+Pure data: importing it needs only torch, and nothing here runs a test.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+
+FLOATING = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A tensor argument the tests draw at random for each case.
+
+    shape: None for the case's shape, or a function of it (e.g. `lambda s: s[-1:]` for a bias).
+    dtype: None for the case's dtype, or a fixed one (an index tensor, say).
+    domain: the interval the values are drawn from, so that sqrt gets x >= 0 rather than NaNs.
+    """
+
+    shape: Optional[Callable[[tuple], tuple]] = None
+    dtype: Optional[torch.dtype] = None
+    domain: tuple[float, float] = (-4.0, 4.0)
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One op, as the conformance suite sees it.
+
+    name: the op's name under torch.ops.<namespace>.
+    op: its torch.ops overload (opcheck takes it).
+    function: the public Python function; it takes `args` by name and returns the result (an out=
+      op returns None and writes into the argument named by `out`).
+    reference: plain PyTorch with the same parameters (without `out`), returning what the op computes.
+    args: each parameter, in order: a TensorArg to draw, or a fixed value for a scalar.
+    kind: "elementwise" (all TensorArgs share the case's shape: the suite checks shape mismatches
+      are refused), "reduction" or "blank".
+    differentiable: the parameters that get gradients (empty: no autograd).
+    """
+
+    name: str
+    op: Any  # the torch.ops overload, e.g. torch.ops.<namespace>.<name>.default
+    function: Callable
+    reference: Callable
+    args: dict[str, Any]
+    kind: str = "blank"
+    dtypes: Sequence[torch.dtype] = FLOATING
+    devices: Sequence[str] = ("cpu", "cuda")
+    differentiable: Sequence[str] = ()
+    out: Optional[str] = None
+    # (rtol, atol) per dtype against the float64 reference; dtypes left out use the suite's defaults.
+    tolerances: dict = field(default_factory=dict)
+    # Multiply atol by this function of the case's shape (a reduction's error grows with its length).
+    atol_scale: Optional[Callable[[tuple], float]] = None
+    # Shapes the reference checks run on (None: the suite's own: empty, scalar, odd, several dims).
+    shapes: Optional[Sequence[tuple]] = None
+    compiles: bool = True  # torch.compile(fullgraph=True) traces it
+    first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
+    large: bool = False  # run the > 2**31-element case (on a GPU with enough memory)
+
+    @property
+    def tensor_args(self) -> list[str]:
+        return [name for name, value in self.args.items() if isinstance(value, TensorArg)]

@@ -1,0 +1,231 @@
+"""The standard checks, run over every op's spec (`SPEC` in opgen_examples/ops/<op>.py).
+
+Owned by the template: `copier update` brings new and fixed checks to every op, the existing ones
+too. An op's own tests/test_<op>.py holds only what is special to it.
+"""
+import threading
+
+import opgen_testing as testing
+import pytest
+import torch
+
+SPECS = testing.all_specs()
+CASES = "spec, device, dtype, shape"
+
+
+def differentiable(spec):
+    return bool(spec.differentiable)
+
+
+def elementwise(spec):
+    return spec.kind == "elementwise"
+
+
+GRAD_SHAPE = (37, 129)
+
+
+def _drawn_for_grad(spec, dtype, device, shape=GRAD_SHAPE):
+    args = testing.draw(spec, shape, dtype, device)
+    for name in spec.differentiable:
+        args[name].requires_grad_()
+    return args
+
+
+def _float64_leaves(spec, args):
+    """args in float64, the differentiable ones as fresh leaves that require grad."""
+    widened = {}
+    for name, value in args.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            value = value.detach().double().requires_grad_(name in spec.differentiable)
+        widened[name] = value
+    return widened
+
+
+@pytest.mark.parametrize("layout", testing.LAYOUTS)
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, dtypes=True, shapes=True))
+def test_matches_reference(spec, device, dtype, shape, layout):
+    args = testing.draw(spec, shape, dtype, device, layout)
+    testing.assert_matches(spec, testing.call(spec, args), testing.reference_in_float64(spec, args), dtype, shape)
+
+
+@pytest.mark.parametrize("out_layout", testing.LAYOUTS)
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.out))
+def test_writes_out_in_any_layout(spec, device, dtype, shape, out_layout):
+    args = testing.draw(spec, (33, 65), dtype, device)
+    expected = testing.reference_in_float64(spec, args)
+    out = testing.make_tensor(expected.shape, dtype, device, out_layout)
+    args[spec.out] = out
+    assert spec.function(**args) is None
+    assert args[spec.out] is out
+    testing.assert_matches(spec, out, expected, dtype, (33, 65))
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.out))
+def test_refuses_out_sharing_memory(spec, device, dtype, shape):
+    args = testing.draw(spec, (33, 65), dtype, device)
+    for name in spec.tensor_args:
+        with pytest.raises(RuntimeError, match=rf"{spec.out} overlaps {name}"):
+            spec.function(**{**args, spec.out: args[name]})
+    expanded = torch.empty(1, 65, dtype=dtype, device=device).expand(33, 65)
+    with pytest.raises(RuntimeError, match=rf"{spec.out} has elements that share memory"):
+        spec.function(**{**args, spec.out: expanded})
+
+
+@pytest.mark.parametrize("grad_layout", testing.LAYOUTS)
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, dtypes=True, where=differentiable))
+def test_gradients_match_reference(spec, device, dtype, shape, grad_layout):
+    args = _drawn_for_grad(spec, dtype, device)
+    result = spec.function(**args)
+    grad = testing.make_tensor(result.shape, dtype, device, grad_layout)
+    actual = torch.autograd.grad(result, [args[name] for name in spec.differentiable], grad)
+    args64 = _float64_leaves(spec, args)
+    expected = torch.autograd.grad(spec.reference(**args64), [args64[n] for n in spec.differentiable], grad.double())
+    testing.assert_matches(spec, actual, expected, dtype, GRAD_SHAPE)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: len(spec.differentiable) > 1))
+def test_gradient_of_each_input_alone(spec, device, dtype, shape):
+    """Only the inputs that require grad get one (the op is told which are needed)."""
+    for name in spec.differentiable:
+        args = testing.draw(spec, (5, 67), dtype, device)
+        args[name].requires_grad_()
+        result = spec.function(**args)
+        (actual,) = torch.autograd.grad(result, [args[name]], torch.ones_like(result))
+        args64 = _float64_leaves(spec, args)
+        (expected,) = torch.autograd.grad(spec.reference(**args64), [args64[name]], torch.ones_like(result).double())
+        testing.assert_matches(spec, actual, expected, dtype, (5, 67))
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=differentiable))
+def test_gradcheck(spec, device, dtype, shape):
+    args = testing.draw(spec, (4, 33), torch.float64, device)
+    names = list(spec.differentiable)
+
+    def fn(*tensors):
+        return spec.function(**{**args, **dict(zip(names, tensors))})
+
+    testing.check_gradients(fn, *[args[n] for n in names])
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: differentiable(s) and s.first_order_only))
+def test_second_derivative_raises(spec, device, dtype, shape):
+    args = testing.draw(spec, (4, 33), torch.float64, device)
+    names = list(spec.differentiable)
+
+    def fn(*tensors):
+        return spec.function(**{**args, **dict(zip(names, tensors))})
+
+    testing.check_second_derivative_raises(fn, *[args[n] for n in names])
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))
+def test_opcheck(spec, device, dtype, shape):
+    """torch.library.opcheck: schema, fake kernel, autograd registration, AOT dispatch."""
+    for case_shape in [(7, 9), (0,), (1031,)]:
+        args = testing.draw(spec, case_shape, dtype, device)
+        testing.check_opcheck(spec.op, **args)
+        if spec.differentiable:
+            testing.check_opcheck(spec.op, **_drawn_for_grad(spec, dtype, device, case_shape))
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.compiles))
+def test_torch_compile_fullgraph(spec, device, dtype, shape):
+    args = testing.draw(spec, (64, 33), dtype, device)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda kwargs: testing.call(spec, kwargs), fullgraph=True)
+    expected = testing.call(spec, dict(args))
+    testing.assert_matches(spec, compiled(args), expected, dtype, (64, 33))
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: all(d.is_floating_point for d in s.dtypes)))
+def test_refuses_integer_tensors_naming_the_argument(spec, device, dtype, shape):
+    for name in spec.tensor_args:
+        if spec.args[name].dtype is not None:
+            continue  # a fixed dtype (an index tensor, say) is the op's own business
+        args = testing.draw(spec, (4, 5), dtype, device)
+        args[name] = torch.arange(args[name].numel(), device=device).view(args[name].shape)
+        with pytest.raises(RuntimeError, match=rf"\b{name}\b"):
+            spec.function(**args)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: elementwise(s) and len(s.tensor_args) > 1))
+def test_refuses_mismatched_shapes_and_dtypes(spec, device, dtype, shape):
+    first, *others = spec.tensor_args
+    for name in others:
+        args = testing.draw(spec, (4, 5), dtype, device)
+        args[name] = testing.make_tensor((5, 4), dtype, device)
+        with pytest.raises(RuntimeError, match=rf"{name} and {first} must have the same shape"):
+            spec.function(**args)
+        args[name] = testing.make_tensor((4, 5), torch.float64 if dtype != torch.float64 else torch.float32, device)
+        with pytest.raises(RuntimeError, match=rf"{name} and {first} must have the same dtype"):
+            spec.function(**args)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: len(s.tensor_args) > 1, devices=["cuda"]))
+def test_refuses_tensors_on_different_devices(spec, device, dtype, shape):
+    first, *others = spec.tensor_args
+    for name in others:
+        args = testing.draw(spec, (4, 5), dtype, "cuda")
+        args[name] = args[name].cpu()
+        with pytest.raises(RuntimeError, match=rf"{name} and {first} must be on the same device"):
+            spec.function(**args)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, devices=["cuda"]))
+def test_runs_on_the_current_stream(spec, device, dtype, shape):
+    args = testing.draw(spec, (1 << 20,), dtype, "cuda")
+    names = [n for n in args if isinstance(args[n], torch.Tensor)]
+    expected = testing.reference_in_float64(spec, args)
+
+    def fn(*tensors):
+        return testing.call(spec, {**args, **dict(zip(names, tensors))})
+
+    result = testing.call_on_side_stream(fn, *[args[n] for n in names])
+    testing.assert_matches(spec, result, expected, dtype, (1 << 20,))
+
+
+@testing.requires_two_cuda_devices
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, devices=["cuda"]))
+def test_runs_on_the_inputs_device(spec, device, dtype, shape):
+    args = testing.draw(spec, (1 << 20,), dtype, "cuda")
+    names = [n for n in args if isinstance(args[n], torch.Tensor)]
+
+    def fn(*tensors):
+        return testing.call(spec, {**args, **dict(zip(names, tensors))})
+
+    testing.check_runs_on_the_inputs_device(fn, *[args[n] for n in names])
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))
+def test_calls_from_several_threads_at_once(spec, device, dtype, shape):
+    failures = []
+
+    def worker():
+        try:
+            for _ in range(5):
+                args = testing.draw(spec, (257, 33), dtype, device)
+                expected = testing.reference_in_float64(spec, args)
+                testing.assert_matches(spec, testing.call(spec, args), expected, dtype, (257, 33))
+        except Exception as error:  # noqa: BLE001 (reported below, with the thread's error)
+            failures.append(error)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[0]
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.large, devices=["cuda"]))
+def test_more_than_2_to_the_31_elements(spec, device, dtype, shape):
+    n = 2**31 + 77
+    tensors = len(spec.tensor_args) + 1
+    if testing.cuda_memory_gib() < 2.2 * 4 * tensors:  # float16 copies, the result, and slack
+        pytest.skip(f"needs a CUDA device with {2.2 * 4 * tensors:.0f} GiB")
+    args = testing.draw(spec, (n,), torch.float16, "cuda")
+    result = testing.call(spec, args)
+    for part in (slice(0, 4096), slice(2**31 - 4096, 2**31 + 4096), slice(n - 4096, n)):
+        sliced = {k: v[part] if isinstance(v, torch.Tensor) else v for k, v in args.items()}
+        expected = testing.reference_in_float64(spec, sliced)
+        testing.assert_matches(spec, result[part], expected, torch.float16, (n,))

@@ -1,0 +1,88 @@
+// What a kernel's host and device code share without including torch: element types by their
+// dtype code, a tensor's data handed from the op's .cpp to its .cu (Buffer), the CUDA stream it runs
+// on, and fixed-size arrays for functors with several results (one gradient per input).
+//
+// .cu files include only this (through common/cuda_utils.cuh), never torch: nvcc then compiles
+// them in about a second instead of parsing torch's headers on every edit. The .cpp side gets it
+// through torch_api.h.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define OPGEN_HOST_DEVICE __host__ __device__
+#else
+#define OPGEN_HOST_DEVICE
+#endif
+
+namespace opgen {
+
+// The dtypes kernels see, numbered as torch numbers its ScalarType (torch_api.h checks this).
+enum class DType : int8_t {
+  Byte = 0,
+  Char = 1,
+  Short = 2,
+  Int = 3,
+  Long = 4,
+  Half = 5,
+  Float = 6,
+  Double = 7,
+  Bool = 11,
+  BFloat16 = 15,
+  UInt16 = 27,
+};
+
+// A contiguous tensor's memory as a kernel needs it.
+struct Buffer {
+  void* data = nullptr;
+  int64_t numel = 0;
+  DType dtype = DType::Float;
+
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// A CUDA stream, passed as a plain pointer so that .cpp files need no CUDA headers; in CUDA code
+// it converts to the cudaStream_t it is.
+struct CudaStream {
+  void* handle = nullptr;
+#ifdef __CUDACC__
+  operator cudaStream_t() const { return static_cast<cudaStream_t>(handle); }
+#endif
+};
+
+// K values of type T: what a functor with several results returns, e.g. one gradient per input.
+template <typename T, int K>
+struct Array {
+  T v[K];
+  OPGEN_HOST_DEVICE T& operator[](int i) { return v[i]; }
+  OPGEN_HOST_DEVICE const T& operator[](int i) const { return v[i]; }
+};
+
+// The gradients of an element-wise function with respect to each of its K inputs.
+template <typename T, int K>
+using Grads = Array<T, K>;
+
+// A functor's result as an Array: a single value is an Array of one.
+template <typename T>
+OPGEN_HOST_DEVICE Array<T, 1> as_array(T value) {
+  return {{value}};
+}
+template <typename T, int K>
+OPGEN_HOST_DEVICE Array<T, K> as_array(const Array<T, K>& values) {
+  return values;
+}
+
+// The type arithmetic runs in: float for 16-bit floating types, the type itself otherwise. Each
+// 16-bit type (torch's c10::Half, CUDA's __half, ...) adds its specialization where it is defined.
+template <typename T>
+struct OpMath {
+  using type = T;
+};
+template <typename T>
+using opmath_t = typename OpMath<T>::type;
+
+}  // namespace opgen
