@@ -23,10 +23,15 @@ def test_new_writes_every_file_of_the_kind(project, kind):
     cpp = (project / "csrc/gelu_approx/gelu_approx.cpp").read_text()
     assert "OPGEN_LIBRARY_FRAGMENT(my_ops, m)" in cpp and "OPGEN_LIBRARY_IMPL(my_ops, CPU, m)" in cpp
     assert 'm.def("gelu_approx(Tensor x) -> Tensor")' in cpp
+    # One host function serves both devices; the .cu includes no torch header (it compiles in seconds).
+    assert "OPGEN_LIBRARY_IMPL(my_ops, CUDA, m)" in cpp and "opgen::DeviceGuard" in cpp
     cu = (project / "csrc/gelu_approx/gelu_approx_cuda.cu").read_text()
-    assert "OPGEN_LIBRARY_IMPL(my_ops, CUDA, m)" in cu and "opgen::DeviceGuard" in cu
+    includes = [line for line in cu.splitlines() if line.startswith("#include")]
+    assert includes and not any("torch" in line for line in includes), includes
+    assert "OPGEN_CUDA_DISPATCH_FLOATING" in cu
     wrapper = (project / "my_ops/ops/gelu_approx.py").read_text()
     assert 'register_fake("my_ops::gelu_approx")' in wrapper and 'register_autograd("my_ops::gelu_approx"' in wrapper
+    assert "SPEC = OpSpec(" in wrapper
     compile(wrapper, "wrapper", "exec")
     compile((project / "tests/test_gelu_approx.py").read_text(), "test", "exec")
 
@@ -51,7 +56,12 @@ def test_new_works_from_a_subfolder(project):
         (["new", "1abc"], "invalid op name '1abc'"),
         (["new", "class"], "Python keyword"),
         (["new", "my-op"], "invalid op name 'my-op'"),
-        (["new", "good", "--kind", "weird"], "unknown kind 'weird'"),
+        (["new", "good", "--kind", "weird"], "invalid choice: 'weird'"),
+        (["new", "good", "--schema", "(Scalar s, Tensor x) -> Tensor"], "the stable ABI has no Scalar"),
+        (["new", "good", "--schema", "(Tensor x) -> int"], "an op returns tensors"),
+        (["new", "good", "--schema", "(Tensor x, Tensor? w) -> Tensor"], "elementwise ops take plain tensors"),
+        (["new", "good", "--kind", "reduction", "--schema", "(Tensor x, float p) -> Tensor"], "--kind blank"),
+        (["new", "good", "--kind", "blank", "--with-out"], "--with-out is for elementwise ops"),
         (["new"], "required: name"),
         (["frobnicate"], "invalid choice"),
     ],
@@ -192,3 +202,52 @@ def test_console_script_runs():
     assert script, "the opgen console script is not on PATH (pip install -e . in this repo)"
     result = subprocess.run([script, "--help"], capture_output=True, text=True)
     assert result.returncode == 0 and "new" in result.stdout and "remove" in result.stdout
+
+
+def test_schema_writes_every_argument_through(project):
+    """From one schema: m.def, the C++ signatures, the functor's scalar in the math type, the kernel
+    plumbing, the Python signature with hints, the backward op with one gradient per input, the spec."""
+    opgen(project, "new", "fma3", "--schema", "(Tensor a, Tensor b, float c=0.5) -> Tensor", "--with-out")
+    cpp = (project / "csrc/fma3/fma3.cpp").read_text()
+    assert 'm.def("fma3(Tensor a, Tensor b, float c=0.5) -> Tensor")' in cpp
+    assert 'm.def("fma3_out(Tensor a, Tensor b, float c=0.5, *, Tensor(a!) out) -> ()")' in cpp
+    assert ('m.def("fma3_backward(Tensor grad, Tensor a, Tensor b, float c, bool needs_a, bool needs_b) '
+            '-> (Tensor, Tensor)")') in cpp
+    assert "Tensor forward(const opgen::Tensor& a, const opgen::Tensor& b, double c)" in cpp
+    assert 'opgen::check_like(b, "b", a, "a");' in cpp and 'opgen::check_output_memory(out, "out", b, "b");' in cpp
+    header = (project / "csrc/fma3/fma3.h").read_text()
+    assert "T c;" in header and "opgen::Grads<T, 2> operator()(T grad, T a, T b)" in header
+    cu = (project / "csrc/fma3/fma3_cuda.cu").read_text()
+    assert "Forward<T>{static_cast<T>(c)}" in cu and "Backward<T>{static_cast<T>(c)}" in cu
+    wrapper = (project / "my_ops/ops/fma3.py").read_text()
+    assert "def fma3(a: Tensor, b: Tensor, c: float = 0.5) -> Tensor:" in wrapper
+    assert "def fma3_out(a: Tensor, b: Tensor, c: float = 0.5, *, out: Tensor) -> None:" in wrapper
+    assert "return da if needs[0] else None, db if needs[1] else None, None" in wrapper
+    assert '"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0)), "c": 0.5' in wrapper
+    compile(wrapper, "wrapper", "exec")
+    entry = __import__("json").loads((project / ".opgen/manifest.json").read_text())["ops"]["fma3"]
+    assert entry["schema"] == "(Tensor a, Tensor b, float c=0.5) -> Tensor" and entry["with_out"] is True
+
+
+def test_schema_with_an_output_writes_into_it(project):
+    opgen(project, "new", "add_into", "--schema", "(Tensor a, Tensor b, Tensor(a!) out) -> ()")
+    cpp = (project / "csrc/add_into/add_into.cpp").read_text()
+    assert "void forward_out(const opgen::Tensor& a, const opgen::Tensor& b, const opgen::Tensor& out)" in cpp
+    assert "_backward" not in cpp  # a function writing in place has no autograd
+    wrapper = (project / "my_ops/ops/add_into.py").read_text()
+    assert "def add_into(a: Tensor, b: Tensor, out: Tensor) -> None:" in wrapper and 'out="out"' in wrapper
+
+
+def test_blank_takes_any_schema(project):
+    schema = "(Tensor a, Tensor? w=None, *, float eps=1e-5, int[1] dim=[-1]) -> (Tensor, Tensor)"
+    opgen(project, "new", "norm2", "--kind", "blank", "--schema", schema)
+    cpp = (project / "csrc/norm2/norm2.cpp").read_text()
+    assert f'm.def("norm2{schema}")' in cpp
+    assert ("std::tuple<Tensor, Tensor> forward(const opgen::Tensor& a, const std::optional<opgen::Tensor>& w, "
+            "double eps, const std::vector<int64_t>& dim)") in cpp
+    assert 'opgen::check_same_device(*w, "w", a, "a");' in cpp
+    wrapper = (project / "my_ops/ops/norm2.py").read_text()
+    assert ("def norm2(a: Tensor, w: Tensor | None = None, *, eps: float = 1e-5, dim: list[int] = [-1]) "
+            "-> tuple[Tensor, Tensor]:") in wrapper
+    assert "torch.ops.my_ops.norm2.default(a, w, eps=eps, dim=dim)" in wrapper
+    compile(wrapper, "wrapper", "exec")

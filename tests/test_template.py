@@ -10,9 +10,10 @@ EXPECTED_FILES = [
     ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
-    "benchmarks/harness.py", "benchmarks/report.py", "tests/test_extension.py",
+    "benchmarks/harness.py", "benchmarks/report.py", "tests/test_opgen_package.py",
+    "tests/test_opgen_conformance.py", "tests/opgen_testing.py",
 ]
-PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "jit.py", "testing.py", "ops/__init__.py"]
+PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "_spec.py", "jit.py", "ops/__init__.py"]
 
 
 def test_defaults_render_a_complete_project(project):

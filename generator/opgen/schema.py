@@ -259,7 +259,7 @@ def _check_whole(schema: Schema) -> None:
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
         raise OpgenError(f"argument name {duplicate!r} is used twice")
-    if not schema.tensors:
+    if not any(a.type in ("Tensor", "Tensor[]") for a in schema.args):
         raise OpgenError("the schema takes no Tensor: an op here works on at least one tensor")
     seen_default = False
     for arg in schema.args:
