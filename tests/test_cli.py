@@ -251,3 +251,21 @@ def test_blank_takes_any_schema(project):
             "-> tuple[Tensor, Tensor]:") in wrapper
     assert "torch.ops.my_ops.norm2.default(a, w, eps=eps, dim=dim)" in wrapper
     compile(wrapper, "wrapper", "exec")
+
+
+def test_remove_refuses_an_op_another_one_calls(project):
+    opgen(project, "new", "base_op")
+    opgen(project, "new", "user_op")
+    wrapper = project / "my_ops/ops/user_op.py"
+    wrapper.write_text(wrapper.read_text() + "\n\ndef twice(x):\n    return torch.ops.my_ops.base_op.default(x) * 2\n")
+    from opgen.project import find_project
+
+    build = find_project(project).build_config()
+    assert build.op_dependencies("user_op") == ["base_op"] and build.op_dependencies("base_op") == []
+    assert build.with_dependencies(["user_op"]) == ["user_op", "base_op"]  # what OPGEN_JIT=user_op builds
+    before = snapshot(project)
+    result = opgen(project, "remove", "base_op", check=False)
+    assert result.returncode == 2 and "'base_op' is used by user_op" in result.stderr
+    assert snapshot(project) == before
+    opgen(project, "remove", "user_op", "--force")
+    opgen(project, "remove", "base_op")

@@ -103,6 +103,10 @@ def cmd_remove(project: Project, name: str, force: bool) -> int:
     if entry is None:
         hint = " (not written by opgen, so opgen leaves it alone)" if name in project.existing_ops() else ""
         raise OpgenError(f"no op {name!r} recorded in {manifest.PATH}{hint}")
+    users = project.users_of(name)
+    if users:
+        raise OpgenError(f"{name!r} is used by {', '.join(users)}: remove or change {'them' if len(users) > 1 else 'it'} "
+                         "first")
     present = [path for path in entry["files"] if (project.root / path).is_file()]
     edited = [p for p in present if manifest.digest((project.root / p).read_bytes()) != entry["files"][p]]
     if edited and not force:

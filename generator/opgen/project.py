@@ -1,6 +1,7 @@
 """Finds the opgen project around a directory and reads its copier answers."""
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,23 @@ class Project:
     package: str
     namespace: str
     project_name: str
+
+    def users_of(self, op: str) -> list[str]:
+        """The other ops whose code calls `op`, by the project's own rule (its _build.py)."""
+        build = self.build_config()
+        if build is None or not hasattr(build, "op_dependencies"):
+            return []
+        return [other for other in build.op_names() if other != op and op in build.op_dependencies(other)]
+
+    def build_config(self):
+        """The project's <package>/_build.py, loaded from its file (stdlib only at import), or None."""
+        path = self.root / self.package / "_build.py"
+        if not path.is_file():
+            return None
+        spec = importlib.util.spec_from_file_location(f"_opgen_project_build_{self.package}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
 
     def existing_ops(self) -> list[str]:
         csrc = self.root / "csrc"
