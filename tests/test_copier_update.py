@@ -1,7 +1,10 @@
 """`copier update` brings template changes into a project and keeps the user's ops and edits."""
+import sys
+
+import pytest
 import yaml
 
-from helpers import git, opgen
+from helpers import git, opgen, pytest_counts, run
 
 
 def test_update_round_trip_keeps_user_ops(project, template_repo):
@@ -55,3 +58,45 @@ def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(pro
     text = readme.read_text()
     assert "(my notes)" in text and "## Building" in text
     assert "<<<<<<<" in text  # the conflict is shown, not resolved silently
+
+
+@pytest.mark.slow
+def test_a_new_standard_check_reaches_an_existing_edited_op(project, template_repo, tmp_path):
+    """The conformance suite is the template's: a check added to it after an op was generated (and
+    edited by its user) runs against that op once the project is updated."""
+    opgen(project, "new", "triple", "--schema", "(Tensor x, float k=3.0) -> Tensor")
+    header = project / "csrc/triple/triple.h"
+    header.write_text(header.read_text().replace("return x * k;", "return k * x;  // my math"))
+    wrapper = project / "my_ops/ops/triple.py"
+    wrapper.write_text(wrapper.read_text().replace("return x * k\n", "return k * x  # my reference\n"))
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "my op")
+
+    suite = template_repo / "template/tests/test_opgen_conformance.py.jinja"
+    suite.write_text(suite.read_text() + '''
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))
+def test_added_in_v2_negative_zero_and_tiny_inputs(spec, device, dtype, shape):
+    args = testing.draw(spec, (3,), dtype, device)
+    for name in spec.tensor_args:
+        args[name] = torch.tensor([-0.0, 1e-30, -1e-30], dtype=dtype, device=device)
+    print(f"v2 check ran on {spec.name}")
+    testing.assert_matches(spec, testing.call(spec, args), testing.reference_in_float64(spec, args), dtype, (3,))
+''')
+    git(template_repo, "commit", "-q", "-am", "template v2: one more standard check")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+
+    assert "// my math" in header.read_text() and "# my reference" in wrapper.read_text()
+    env = {"OPGEN_JIT": "triple", "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path), "MAX_JOBS": "2"}
+    result = run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-k", "added_in_v2",
+                  "tests/test_opgen_conformance.py"], cwd=project, env=env)
+    assert "v2 check ran on triple" in result.stdout
+    counts = pytest_counts(result.stdout)
+    assert counts.get("passed", 0) >= 1 and not counts.get("failed"), result.stdout[-2000:]

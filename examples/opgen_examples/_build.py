@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 import sysconfig
@@ -40,6 +41,41 @@ def op_names() -> list[str]:
     if not CSRC.is_dir():
         return []
     return sorted(d.name for d in CSRC.iterdir() if (d / f"{d.name}.cpp").is_file())
+
+
+NAMESPACE = "examples"
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def op_dependencies(op: str) -> list[str]:
+    """The other ops `op` calls, found in its sources and its Python module: `torch.ops.<ns>.<name>`
+    or a dispatcher name "<ns>::<name>" (<name>_backward and <name>_out count as <name>)."""
+    texts = [p.read_text(errors="replace") for p in op_sources(op, with_cuda=True)]
+    module = PACKAGE_DIR / "ops" / f"{op}.py"
+    if module.is_file():
+        texts.append(module.read_text(errors="replace"))
+    pattern = re.compile(rf"(?:torch\.ops\.{NAMESPACE}\.|\b{NAMESPACE}::)([A-Za-z_][A-Za-z0-9_]*)")
+    ops = set(op_names())
+    found = set()
+    for name in (m.group(1) for text in texts for m in pattern.finditer(text)):
+        for suffix in ("", "_backward", "_out"):
+            if suffix and name.endswith(suffix):
+                name = name[: -len(suffix)]
+            if name in ops and name != op:
+                found.add(name)
+                break
+    return sorted(found)
+
+
+def with_dependencies(selection: list[str]) -> list[str]:
+    """selection plus every op it needs, directly or through others, in a stable order."""
+    needed, todo = [], list(selection)
+    while todo:
+        op = todo.pop(0)
+        if op not in needed:
+            needed.append(op)
+            todo += op_dependencies(op)
+    return needed
 
 
 def op_sources(op: str, with_cuda: bool) -> list[Path]:

@@ -16,7 +16,8 @@ def jit_selection() -> list[str] | None:
         return None
     if value == "1":
         return _build.op_names()
-    return [name.strip() for name in value.split(",") if name.strip()]
+    # An op whose code calls another op (its autograd, say) needs that one built too.
+    return _build.with_dependencies([name.strip() for name in value.split(",") if name.strip()])
 
 
 def load_extension() -> list[str] | None:

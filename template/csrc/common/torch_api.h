@@ -276,6 +276,13 @@ inline CudaStream current_stream() {
 #endif
 }
 
+#else  // CPU-only build: nothing to guard
+
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(const Tensor&) {}
+};
+
 #endif  // OPGEN_CUDA_HOST
 
 }  // namespace opgen
