@@ -7,7 +7,7 @@
 
 #include "common/torch_api.h"
 
-namespace opgen {
+namespace examples::opgen {
 
 inline void check_floating(const Tensor& t, const char* name) {
   OPGEN_CHECK(is_floating(t.scalar_type()), name,
@@ -81,4 +81,4 @@ inline void check_dim(const Tensor& t, const char* name, int64_t dim) {
   OPGEN_CHECK(t.dim() == dim, name, " must have ", dim, " dimension(s), got shape ", shape_name(t));
 }
 
-}  // namespace opgen
+}  // namespace examples::opgen

@@ -9,7 +9,7 @@
 #include <ATen/Parallel.h>
 #endif
 
-namespace opgen::cpu {
+namespace examples::opgen::cpu {
 
 // f(begin, end) over [0, n) in chunks of at least `grain`, on torch's intra-op thread pool.
 template <typename F>
@@ -49,7 +49,7 @@ void map(const Op& op, int64_t n, Array<out_t*, K> out, const in_t*... in) {
 // One output: out[i] = op(in[i]...).
 template <typename Op, typename out_t, typename... in_t>
 void map(const Op& op, int64_t n, out_t* out, const in_t*... in) {
-  map(op, n, Array<out_t*, 1>{{out}}, in...);
+  map(op, n, Array<out_t*, 1>{out}, in...);
 }
 
-}  // namespace opgen::cpu
+}  // namespace examples::opgen::cpu

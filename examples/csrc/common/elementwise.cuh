@@ -13,7 +13,7 @@
 
 #include "common/cuda_utils.cuh"
 
-namespace opgen::cuda {
+namespace examples::opgen::cuda {
 
 template <typename T, int N>
 struct alignas(sizeof(T) * N) Vec {
@@ -116,7 +116,7 @@ void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> o
 // One output: out[i] = op(in[i]...).
 template <typename Op, typename out_t, typename... in_t>
 void launch_map(cudaStream_t stream, const Op& op, int64_t n, out_t* out, const in_t*... in) {
-  launch_map(stream, op, n, Array<out_t*, 1>{{out}}, in...);
+  launch_map(stream, op, n, Array<out_t*, 1>{out}, in...);
 }
 
-}  // namespace opgen::cuda
+}  // namespace examples::opgen::cuda

@@ -5,6 +5,10 @@
 // .cu files include only this (through common/cuda_utils.cuh), never torch: nvcc then compiles
 // them in about a second instead of parsing torch's headers on every edit. The .cpp side gets it
 // through torch_api.h.
+//
+// The shared helpers live in examples::opgen, this project's own namespace: ops, written in
+// examples::<op>, call them as opgen::..., and two extensions made from this template (at
+// different versions) can share a process without their inline helpers colliding.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +20,7 @@
 #define OPGEN_HOST_DEVICE
 #endif
 
-namespace opgen {
+namespace examples::opgen {
 
 // The dtypes kernels see, numbered as torch numbers its ScalarType (torch_api.h checks this).
 enum class DType : int8_t {
@@ -69,7 +73,7 @@ using Grads = Array<T, K>;
 // A functor's result as an Array: a single value is an Array of one.
 template <typename T>
 OPGEN_HOST_DEVICE Array<T, 1> as_array(T value) {
-  return {{value}};
+  return Array<T, 1>{value};
 }
 template <typename T, int K>
 OPGEN_HOST_DEVICE Array<T, K> as_array(const Array<T, K>& values) {
@@ -85,4 +89,4 @@ struct OpMath {
 template <typename T>
 using opmath_t = typename OpMath<T>::type;
 
-}  // namespace opgen
+}  // namespace examples::opgen

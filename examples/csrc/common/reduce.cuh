@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-namespace opgen::cuda {
+namespace examples::opgen::cuda {
 
 constexpr int kWarpSize = 32;
 
@@ -33,4 +33,4 @@ __device__ __forceinline__ T block_sum(T value) {
   return warp_sum(value);
 }
 
-}  // namespace opgen::cuda
+}  // namespace examples::opgen::cuda

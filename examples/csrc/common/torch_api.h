@@ -84,12 +84,12 @@
 
 // float32, float64, float16 and bfloat16: the dtypes of the generated floating-point ops.
 #define OPGEN_DISPATCH_CASE_FLOATING(...)                                                      \
-  OPGEN_DISPATCH_CASE(opgen::kFloat, __VA_ARGS__) OPGEN_DISPATCH_CASE(opgen::kDouble, __VA_ARGS__) \
-  OPGEN_DISPATCH_CASE(opgen::kHalf, __VA_ARGS__) OPGEN_DISPATCH_CASE(opgen::kBFloat16, __VA_ARGS__)
+  OPGEN_DISPATCH_CASE(::examples::opgen::kFloat, __VA_ARGS__) OPGEN_DISPATCH_CASE(::examples::opgen::kDouble, __VA_ARGS__) \
+  OPGEN_DISPATCH_CASE(::examples::opgen::kHalf, __VA_ARGS__) OPGEN_DISPATCH_CASE(::examples::opgen::kBFloat16, __VA_ARGS__)
 #define OPGEN_DISPATCH_FLOATING(TYPE, NAME, ...) \
   OPGEN_DISPATCH_SWITCH(TYPE, NAME, OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__))
 
-namespace opgen {
+namespace examples::opgen {
 
 #ifdef OPGEN_STABLE_API
 using Tensor = torch::stable::Tensor;
@@ -285,4 +285,4 @@ class DeviceGuard {
 
 #endif  // OPGEN_CUDA_HOST
 
-}  // namespace opgen
+}  // namespace examples::opgen
