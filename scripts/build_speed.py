@@ -6,6 +6,7 @@ For each project (a generated one with one op of each kind; made here with copie
   jit .h      `OPGEN_JIT=<op>`: import and first call after touching the op's .h (math header)
   jit kernel  the same after touching its .cu (CPU-only builds: its .cpp)
   jit none    the same with nothing changed (ninja finds nothing to do)
+  python      `python -c "import torch"` alone: the part of every JIT row no build can remove
 
     python scripts/build_speed.py [--project DIR ...] [--out FILE.md]
 
@@ -87,6 +88,7 @@ def measure(project: Path) -> dict[str, float]:
         touch(kernel)
         times["jit .cu"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
         times["jit none"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
+    times["python"] = sh([sys.executable, "-c", "import torch"], cwd=project)
     times["cuda"] = with_cuda
     return times
 
@@ -113,13 +115,13 @@ def main() -> None:
             t = measure(project)
             print(f"{api}: {t}", flush=True)
             rows.append(f"| {api} | {'CUDA' if t['cuda'] else 'CPU-only'} | {t['cold']:.1f} | {t['pip .cu']:.1f} | "
-                        f"{t['jit .h']:.1f} | {t['jit .cu']:.1f} | {t['jit none']:.1f} |")
+                        f"{t['jit .h']:.1f} | {t['jit .cu']:.1f} | {t['jit none']:.1f} | {t['python']:.1f} |")
     table = "\n".join([
         f"Build speed (s), torch {torch.__version__}, {os.cpu_count()} cores, MAX_JOBS={os.environ.get('MAX_JOBS', '-')}:",
         "",
         "| torch_api | build | cold pip install | pip after kernel edit | JIT after .h edit | JIT after kernel edit "
-        "| JIT, no edit |",
-        "|---|---|---|---|---|---|---|",
+        "| JIT, no edit | `import torch` alone |",
+        "|---|---|---|---|---|---|---|---|",
         *rows,
     ])
     print(table)

@@ -44,12 +44,15 @@ stage_env() {
   note "- $(nvcc --version | tail -1); CXX=${CXX:-c++}"
 }
 
-# A fresh project with one op of each kind, answering torch_api=$2 (unbuilt).
+# A fresh project with one op of each kind and three from schemas, answering torch_api=$2 (unbuilt).
 render_skeleton() {
   rm -rf "$1"
   $python -m copier copy --defaults --vcs-ref HEAD --data project_name="gpu-ops-$2" --data torch_api="$2" "$repo" "$1" &&
     (cd "$1" && $python -m opgen new gelu_approx --kind elementwise && $python -m opgen new row_sumsq --kind reduction &&
-      $python -m opgen new my_blank --kind blank)
+      $python -m opgen new my_blank --kind blank &&
+      $python -m opgen new fma3 --schema "(Tensor a, Tensor b, Tensor c, float alpha=0.5) -> Tensor" --with-out &&
+      $python -m opgen new add_into --schema "(Tensor a, Tensor b, Tensor(a!) out) -> ()" &&
+      $python -m opgen new two_outs --kind blank --schema "(Tensor x, Tensor? w=None, *, float eps=1e-5) -> (Tensor, Tensor)")
 }
 
 stage_prepare() {

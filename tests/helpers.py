@@ -12,6 +12,24 @@ REPO = Path(__file__).resolve().parent.parent
 OPGEN = [sys.executable, "-m", "opgen"]
 
 
+# The ops a test project gets: one of each kind, and three written from schemas (several inputs and
+# a scalar with an out= twin, an op writing into its output, a blank op with optional input and two
+# results).
+SKELETON_OPS = {
+    "gelu_approx": ["--kind", "elementwise"],
+    "row_sumsq": ["--kind", "reduction"],
+    "my_blank": ["--kind", "blank"],
+    "fma3": ["--schema", "(Tensor a, Tensor b, Tensor c, float alpha=0.5) -> Tensor", "--with-out"],
+    "add_into": ["--schema", "(Tensor a, Tensor b, Tensor(a!) out) -> ()"],
+    "two_outs": ["--kind", "blank", "--schema", "(Tensor x, Tensor? w=None, *, float eps=1e-5) -> (Tensor, Tensor)"],
+}
+
+
+def add_skeleton_ops(project: Path) -> None:
+    for op, args in SKELETON_OPS.items():
+        opgen(project, "new", op, *args)
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import copy_project, cuda_build_expected, opgen, pip_install_editable, pytest_counts, run
+from helpers import (SKELETON_OPS, add_skeleton_ops, copy_project, cuda_build_expected, pip_install_editable,
+                     pytest_counts, run)
 
 pytestmark = pytest.mark.slow
-OPS = {"gelu_approx": "elementwise", "row_sumsq": "reduction", "my_blank": "blank"}
+OPS = sorted(SKELETON_OPS)
 PACKAGE = "gen_ops_test"
 
 
@@ -24,8 +25,7 @@ def built_project(request, tmp_path_factory, template_repo):
     root = tmp_path_factory.mktemp(f"generated-{request.param}")
     project = copy_project(template_repo, root / "gen_ops", project_name="gen-ops-test", package_name=PACKAGE,
                            torch_api=request.param)
-    for op, kind in OPS.items():
-        opgen(project, "new", op, "--kind", kind)
+    add_skeleton_ops(project)
     started = time.perf_counter()
     build = pip_install_editable(project, env={"MAX_JOBS": "2", "TORCH_CUDA_ARCH_LIST": "9.0"})
     print(f"{request.param} build took {time.perf_counter() - started:.0f} s")
@@ -40,7 +40,7 @@ def torch_api_of(project: Path) -> str:
 def test_build_picks_cuda_or_cpu_and_compiles_every_op(built_project):
     project, log = built_project
     api = torch_api_of(project)
-    assert f"build ({api} torch API) of 3 op(s)" in log
+    assert f"build ({api} torch API) of {len(OPS)} op(s)" in log
     compile_lines = [line for line in log.splitlines() if re.search(r"\[\d+/\d+\] .* -c ", line)]
     assert compile_lines
     for line in compile_lines:  # the stable build targets the oldest torch it supports, on every source
@@ -94,6 +94,13 @@ def test_kernels_are_registered_for_the_right_devices(built_project):
     lines = run([sys.executable, "-c", probe], cwd=project.parent).stdout.split("\n")
     expected = [f"{op} True {cuda_build_expected()}" for op in sorted(OPS)]
     assert lines[: len(OPS)] == expected
+
+
+def test_package_imports_without_pytest(built_project):
+    """Test code lives in tests/, not in the package: importing it needs no pytest."""
+    project, _ = built_project
+    code = f"import sys\nsys.modules['pytest'] = None\nimport {PACKAGE}\nprint(sorted({PACKAGE}.__all__))"
+    assert "fma3_out" in run([sys.executable, "-c", code], cwd=project.parent).stdout
 
 
 def test_generated_tests_pass(built_project):

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import copy_project, opgen, pytest_counts, run
+from helpers import SKELETON_OPS, add_skeleton_ops, copy_project, pytest_counts, run
 
 pytestmark = pytest.mark.slow
 PACKAGE = "wheel_ops"
-OPS = {"gelu_approx": "elementwise", "row_sumsq": "reduction", "my_blank": "blank"}
+OPS = sorted(SKELETON_OPS)
 
 
 def other_torch_pythons() -> list[str]:
@@ -46,8 +46,7 @@ def build_wheel(tmp_path_factory, template_repo, torch_api: str) -> tuple[Path, 
     root = tmp_path_factory.mktemp(f"wheel-{torch_api}")
     project = copy_project(template_repo, root / "project", project_name="wheel-ops", package_name=PACKAGE,
                            torch_api=torch_api)
-    for op, kind in OPS.items():
-        opgen(project, "new", op, "--kind", kind)
+    add_skeleton_ops(project)
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(root / "dist"),
          str(project)], cwd=project, env={"OPGEN_CPU_ONLY": "1", "MAX_JOBS": "2"})
     (wheel,) = (root / "dist").glob("*.whl")
