@@ -222,7 +222,7 @@ def test_schema_writes_every_argument_through(project):
     wrapper = (project / "my_ops/ops/fma3.py").read_text()
     assert "def fma3(a: Tensor, b: Tensor, c: float = 0.5) -> Tensor:" in wrapper
     assert "def fma3_out(a: Tensor, b: Tensor, c: float = 0.5, *, out: Tensor) -> None:" in wrapper
-    assert "return da if needs[0] else None, db if needs[1] else None, None" in wrapper
+    assert "return grad_a if needs[0] else None, grad_b if needs[1] else None, None" in wrapper
     assert '"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0)), "c": 0.5' in wrapper
     compile(wrapper, "wrapper", "exec")
     entry = __import__("json").loads((project / ".opgen/manifest.json").read_text())["ops"]["fma3"]

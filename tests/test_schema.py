@@ -71,6 +71,7 @@ def test_refusals_say_why(text, message):
     ("elementwise", "(Tensor x) -> (Tensor, Tensor)", "returns one Tensor"),
     ("reduction", "(Tensor x, float p) -> Tensor", "--kind blank"),
     ("blank", "(int[] n, Tensor x) -> Tensor", "first argument must be a plain Tensor"),
+    ("elementwise", "(Tensor x, Tensor grad_x) -> Tensor", "'grad_x' is also a name the generated code uses"),
 ])
 def test_kinds_refuse_schemas_they_cannot_generate(kind, text, message):
     with pytest.raises(OpgenError, match=message):
@@ -81,5 +82,5 @@ def test_backward_takes_one_flag_per_differentiable_input():
     model = opmodel.build("fma", "elementwise", "(Tensor a, Tensor b, Tensor c, float s=1.0) -> Tensor")
     assert model.backward_definition == ("fma_backward(Tensor grad, Tensor a, Tensor b, Tensor c, float s, "
                                          "bool needs_a, bool needs_b, bool needs_c) -> (Tensor, Tensor, Tensor)")
-    assert model.grads_or_none == "da if needs[0] else None, db if needs[1] else None, dc if needs[2] else None, None"
+    assert model.grads_or_none == "grad_a if needs[0] else None, grad_b if needs[1] else None, grad_c if needs[2] else None, None"
     torch._C.parse_schema(model.backward_definition)

@@ -98,7 +98,7 @@ class OpModel:
 
     @property
     def grad_buffer_params(self) -> str:
-        return ", ".join(f"const Buffer& d{a.name}" for a in self.differentiable)
+        return ", ".join(f"const Buffer& grad_{a.name}" for a in self.differentiable)
 
     @property
     def needs_params(self) -> str:
@@ -111,7 +111,7 @@ class OpModel:
 
     @property
     def grad_return(self) -> str:
-        names = [f"d{a.name}" for a in self.differentiable]
+        names = [f"grad_{a.name}" for a in self.differentiable]
         return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
 
     # ---- placeholder math (the user replaces it) ----------------------------------------------
@@ -165,7 +165,7 @@ class OpModel:
 
     @property
     def grad_names(self) -> str:
-        return ", ".join(f"d{a.name}" for a in self.differentiable)
+        return ", ".join(f"grad_{a.name}" for a in self.differentiable)
 
     @property
     def backward_call_args(self) -> str:
@@ -179,7 +179,7 @@ class OpModel:
     @property
     def grads_or_none(self) -> str:
         """What _backward returns: one entry per argument, None for scalars and unneeded gradients."""
-        return ", ".join(f"d{a.name} if needs[{i}] else None" if a in self.differentiable else "None"
+        return ", ".join(f"grad_{a.name} if needs[{i}] else None" if a in self.differentiable else "None"
                          for i, a in enumerate(self.schema.args))
 
     @property
@@ -273,7 +273,19 @@ def build(op: str, kind: str, schema_text: str | None, with_out: bool = False) -
     outs = schema.outs
     model.out = outs[0] if outs else None
     {"elementwise": _check_elementwise, "reduction": _check_reduction, "blank": _check_blank}[kind](model)
+    _check_generated_names(model)
     return model
+
+
+def _check_generated_names(model: OpModel) -> None:
+    """The generated code names locals after the arguments (grad_<x>, <x>_contiguous, needs_<x>)."""
+    names = {a.name for a in model.schema.args}
+    generated = {"result", "stream", "grads"} | {f"{prefix}{a.name}{suffix}" for a in model.schema.args
+                                                for prefix, suffix in [("grad_", ""), ("", "_contiguous"),
+                                                                       ("needs_", ""), ("", "_data")]}
+    clash = sorted(names & generated)
+    if clash:
+        raise OpgenError(f"argument name {clash[0]!r} is also a name the generated code uses; rename it")
 
 
 def _check_elementwise(model: OpModel) -> None:
