@@ -3,7 +3,7 @@
 # and examples/ for sm_90, run their tests on CUDA, a wheel built elsewhere with another torch,
 # compute-sanitizer over the CUDA tests, the benchmarks and build speed; write a report.
 #   scripts/gpu_check.sh [STAGE ...]    stages: env build test wheel overhead sanitize bench buildspeed
-#   (default: all); build_examples builds examples/ alone.
+#   (default: all); build_examples builds examples/ alone, skeletons builds and tests the fresh projects alone.
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -94,6 +94,20 @@ stage_build() {
   note "- fresh project, torch_api stable: rc=$stable_rc ($(grep real "$work/build-skeleton.log" | tail -1))"
   note "- fresh project, torch_api aten: rc=$aten_rc ($(grep real "$work/build-skeleton-aten.log" | tail -1))"
   note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1))"
+}
+
+# The fresh projects alone (no examples/): build both, run their tests.
+stage_skeletons() {
+  note "## Fresh projects only (built for sm_90, tested on CUDA)"
+  build_skeleton "$skeleton" stable >"$out/build-skeleton.log" 2>&1
+  note "- torch_api stable: build rc=$? ($(grep real "$out/build-skeleton.log" | tail -1))"
+  build_skeleton "$skeleton_aten" aten >"$out/build-skeleton-aten.log" 2>&1
+  note "- torch_api aten: build rc=$? ($(grep real "$out/build-skeleton-aten.log" | tail -1))"
+  pytest_in "$skeleton" >"$out/test-skeleton.log" 2>&1
+  note "- torch_api stable: $(counts "$out/test-skeleton.log")"
+  pytest_in "$skeleton_aten" >"$out/test-skeleton-aten.log" 2>&1
+  note "- torch_api aten: $(counts "$out/test-skeleton-aten.log")"
+  grep -hE "^(FAILED|ERROR)" "$out"/test-skeleton*.log | cut -c1-300 | head -40 >>"$summary"
 }
 
 stage_build_examples() {
