@@ -3,7 +3,7 @@
 # and of examples/ (CUDA builds where torch has CUDA and nvcc is found; CUDA tests run only on a GPU).
 #   scripts/test.sh [pytest args]
 # OPGEN_CPU_TORCH=<requirement> also builds a generated project against a CPU-only torch.
-# OPGEN_NEXT_TORCH=<requirement> adds a venv with another torch (a newer one, say); together with the
+# OPGEN_NEXT_TORCH=<requirement> adds a venv with another torch (the oldest supported, say); with the
 # CPU-only one, tests/test_wheel.py runs wheels built here under those torches.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)

@@ -269,3 +269,14 @@ def test_remove_refuses_an_op_another_one_calls(project):
     assert snapshot(project) == before
     opgen(project, "remove", "user_op", "--force")
     opgen(project, "remove", "base_op")
+
+
+def test_reduction_over_any_dim(project):
+    opgen(project, "new", "sumsq", "--kind", "reduction", "--schema", "(Tensor v, int dim=-1, bool keepdim=False) -> Tensor")
+    cpp = (project / "csrc/sumsq/sumsq.cpp").read_text()
+    assert 'm.def("sumsq(Tensor v, int dim=-1, bool keepdim=False) -> Tensor")' in cpp
+    assert 'm.def("sumsq_backward(Tensor grad, Tensor v, int dim, bool keepdim) -> Tensor")' in cpp
+    assert "Tensor forward(const Tensor& v, int64_t dim, bool keepdim)" in cpp
+    wrapper = (project / "my_ops/ops/sumsq.py").read_text()
+    assert "return (v * v).sum(dim=dim, keepdim=keepdim)" in wrapper
+    compile(wrapper, "wrapper", "exec")

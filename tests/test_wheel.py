@@ -3,7 +3,7 @@ abi3 wheel that installs and passes the project's own tests under other torch ve
 project's wheel refuses them at import with what to do.
 
 The other torches are Python interpreters named in OPGEN_OTHER_TORCH_PYTHONS (os.pathsep-separated;
-.ci/run sets it to venvs with torch 2.13 CPU and torch 2.15). The wheels are built CPU-only, since a
+.ci/run sets it to venvs with torch 2.13 CPU and torch 2.10). The wheels are built CPU-only, since a
 CPU-only torch cannot load CUDA kernels; the GPU machine runs a CUDA wheel under its own torch.
 """
 from __future__ import annotations

@@ -201,6 +201,28 @@ class OpModel:
         return ", ".join(a.name if a.is_tensor else f"{a.name}={samples[a.name]}" for a in self.schema.args
                          if not a.mutable)
 
+    # ---- reductions ---------------------------------------------------------------------------
+    @property
+    def reduce_arg(self) -> str:
+        return self.schema.args[0].name
+
+    @property
+    def has_dim(self) -> bool:
+        return any(a.name == "dim" for a in self.schema.args)
+
+    @property
+    def has_keepdim(self) -> bool:
+        return any(a.name == "keepdim" for a in self.schema.args)
+
+    @property
+    def reduction_backward_definition(self) -> str:
+        params = ["Tensor grad", *(a.schema_text().split("=")[0] for a in self.schema.args)]
+        return f"{self.op}_backward({', '.join(params)}) -> Tensor"
+
+    @property
+    def reduction_call_args(self) -> str:
+        return ", ".join(a.name for a in self.schema.args)
+
     # ---- blank ops ----------------------------------------------------------------------------
     @property
     def plain_tensors(self) -> list[Arg]:
@@ -306,11 +328,21 @@ def _check_elementwise(model: OpModel) -> None:
 
 
 def _check_reduction(model: OpModel) -> None:
-    if model.definition != f"{model.op}(Tensor x) -> Tensor":
-        raise OpgenError("the reduction kind takes the default schema `(Tensor x) -> Tensor` (a sum over the last "
-                         "dimension) for now; write other reductions with --kind blank")
+    schema = model.schema
+    usage = ("the reduction kind takes `(Tensor x, int dim=-1, bool keepdim=False) -> Tensor` (dim and keepdim "
+             "optional, any defaults): a sum over one dimension; write other reductions with --kind blank")
+    first, *rest = schema.args
+    if not first.is_tensor or first.optional or first.mutable or len(schema.returns) != 1 \
+            or schema.returns[0].type != "Tensor":
+        raise OpgenError(usage)
+    allowed = {"dim": ("int", "SymInt"), "keepdim": ("bool",)}
+    for arg in rest:
+        if arg.name not in allowed or arg.type not in allowed[arg.name] or arg.optional:
+            raise OpgenError(f"{usage} (got {arg.schema_text()!r})")
     if model.with_out:
         raise OpgenError("--with-out is for elementwise ops")
+    if first.name in {"reduced", "rows", "cols", "grad_rows", "grad_input"}:
+        raise OpgenError(f"argument name {first.name!r} is also a name the generated code uses; rename it")
 
 
 def _check_blank(model: OpModel) -> None:
