@@ -96,13 +96,18 @@ stage_build() {
   note "- examples build: rc=$examples_rc ($(grep real "$work/build-examples.log" | tail -1))"
 }
 
-# The fresh projects alone (no examples/): build both, run their tests.
-stage_skeletons() {
-  note "## Fresh projects only (built for sm_90, tested on CUDA)"
+# The fresh projects alone (no examples/): build both (build_skeletons), and run their tests (skeletons).
+stage_build_skeletons() {
+  note "## Fresh projects only, built for sm_90"
   build_skeleton "$skeleton" stable >"$out/build-skeleton.log" 2>&1
   note "- torch_api stable: build rc=$? ($(grep real "$out/build-skeleton.log" | tail -1))"
   build_skeleton "$skeleton_aten" aten >"$out/build-skeleton-aten.log" 2>&1
   note "- torch_api aten: build rc=$? ($(grep real "$out/build-skeleton-aten.log" | tail -1))"
+}
+
+stage_skeletons() {
+  stage_build_skeletons
+  note "## Fresh projects, tested on CUDA"
   pytest_in "$skeleton" >"$out/test-skeleton.log" 2>&1
   note "- torch_api stable: $(counts "$out/test-skeleton.log")"
   pytest_in "$skeleton_aten" >"$out/test-skeleton-aten.log" 2>&1
