@@ -44,6 +44,20 @@ def load_extension() -> list[str] | None:
 REBUILD = "rebuild it against this torch: `pip install --no-build-isolation -e .` in the project"
 
 
+def built_ops(loaded: list[str] | None) -> set[str]:
+    """The ops this process has kernels for: the JIT-built ones, else those in the installed build
+    (all of csrc/ when the build recorded nothing)."""
+    if loaded is not None:
+        return set(loaded)
+    info = build_info()
+    return set(info["ops"]) if info and "ops" in info else set(_build.op_names())
+
+
+def not_built_message(op: str) -> str:
+    return (f"op {op!r} is in csrc/ but not in the installed build of opgen_examples: run "
+            f"`pip install --no-build-isolation -e .` in the project, or set {JIT_ENV}={op} to compile it on import")
+
+
 def build_info() -> dict | None:
     """What the installed `_C` was built with (torch version and API, CUDA, ops), or None if unknown."""
     try:

@@ -83,14 +83,34 @@ def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtyp
     torch.testing.assert_close(actual.double().cpu(), expected.double().cpu(), rtol=rtol, atol=atol, equal_nan=True)
 
 
+def require_built(op: str) -> None:
+    """Skip the calling test module, saying how to build, if `op` is not built in this process."""
+    import opgen_examples
+
+    if op not in opgen_examples._extension.built_ops(opgen_examples.loaded_ops):
+        pytest.skip(opgen_examples._extension.not_built_message(op), allow_module_level=True)
+
+
+def unbuilt_ops() -> list[str]:
+    """Ops in csrc/ that the installed build lacks (none under OPGEN_JIT, which builds what it loads)."""
+    import opgen_examples
+
+    if opgen_examples.loaded_ops is not None:
+        return []
+    built = opgen_examples._extension.built_ops(None)
+    return [op for op in opgen_examples._build.op_names() if op not in built]
+
+
 def all_specs() -> list[OpSpec]:
-    """The SPEC (or SPECS) of every op module the package loaded."""
+    """The SPEC (or SPECS) of every op module the package loaded (the built ops)."""
+    import opgen_examples
     import opgen_examples.ops
 
+    built = opgen_examples._extension.built_ops(opgen_examples.loaded_ops)
     specs = []
     for info in sorted(pkgutil.iter_modules(opgen_examples.ops.__path__), key=lambda m: m.name):
-        if opgen_examples.loaded_ops is not None and info.name not in opgen_examples.loaded_ops:
-            continue  # OPGEN_JIT=a,b: only those ops are built
+        if info.name not in built:
+            continue
         module = importlib.import_module(f"opgen_examples.ops.{info.name}")
         specs += list(getattr(module, "SPECS", [])) + ([module.SPEC] if hasattr(module, "SPEC") else [])
     return specs

@@ -77,6 +77,13 @@ inline void check_no_internal_overlap(const Tensor& out, const char* out_name) {
   }
 }
 
+// dim in [-ndim, ndim) as an index in [0, ndim), or a RuntimeError naming the argument.
+inline int64_t wrap_dim(int64_t dim, int64_t ndim, const char* name) {
+  OPGEN_CHECK(dim >= -ndim && dim < ndim, name, " must be in [", -ndim, ", ", ndim - 1, "] for a tensor of ", ndim,
+              " dimension(s), got ", dim);
+  return dim < 0 ? dim + ndim : dim;
+}
+
 inline void check_dim(const Tensor& t, const char* name, int64_t dim) {
   OPGEN_CHECK(t.dim() == dim, name, " must have ", dim, " dimension(s), got shape ", shape_name(t));
 }

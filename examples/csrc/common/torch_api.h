@@ -224,6 +224,36 @@ inline Buffer output(const Tensor& t) {
   return Buffer{t.mutable_data_ptr(), t.numel(), static_cast<DType>(t.scalar_type())};
 }
 
+// A view of t with dimension `dim` moved to the end, the others in their order.
+inline Tensor move_dim_last(const Tensor& t, int64_t dim) {
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (d != dim) {
+      order.push_back(d);
+    }
+  }
+  order.push_back(dim);
+#ifdef OPGEN_STABLE_API
+  return torch::stable::permute(t, order);
+#else
+  return t.permute(order);
+#endif
+}
+
+// The inverse: a view of t with its last dimension moved to position `dim`.
+inline Tensor move_last_dim_to(const Tensor& t, int64_t dim) {
+  std::vector<int64_t> order;
+  const int64_t last = t.dim() - 1;
+  for (int64_t d = 0, source = 0; d < t.dim(); ++d) {
+    order.push_back(d == dim ? last : source++);
+  }
+#ifdef OPGEN_STABLE_API
+  return torch::stable::permute(t, order);
+#else
+  return t.permute(order);
+#endif
+}
+
 // dst[...] = src[...], any strides (dst keeps its own).
 inline void copy_(const Tensor& dst, const Tensor& src) {
 #ifdef OPGEN_STABLE_API
