@@ -13,3 +13,8 @@ cd "$dest"
 opgen new gelu_approx
 pip install --quiet --no-build-isolation -e .
 python -m pytest -q
+package=$(sed -n 's/^package_name: *//p' .copier-answers.yml)
+python -m "$package"   # what was built: torch, API, CUDA kernels and archs, each op's devices
+echo
+echo "The project is in $dest. To work in it: source $repo/.venv/bin/activate && cd $dest"
+echo "gelu_approx's math: csrc/gelu_approx/gelu_approx.h; its reference and SPEC: $package/ops/gelu_approx.py"
