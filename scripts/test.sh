@@ -20,6 +20,10 @@ if [ -n "${OPGEN_NEXT_TORCH:-}" ]; then
   # A pip constraint on the machine may cap torch below the version asked for: this venv ignores it.
   PIP_CONSTRAINT=/dev/null bash scripts/bootstrap.sh "$repo/.venv-next" "$OPGEN_NEXT_TORCH"
   others+=("$repo/.venv-next/bin/python")
+  # Its headers too: a generated project (both APIs) must compile against every torch it supports,
+  # the oldest included (CPU-only: that torch's CUDA need not match the machine's nvcc).
+  echo "== $OPGEN_NEXT_TORCH: generated project build (CPU-only)"
+  OPGEN_CPU_ONLY=1 "$repo/.venv-next/bin/python" -m pytest -q -ra tests/test_generated_project.py
 fi
 export OPGEN_OTHER_TORCH_PYTHONS
 OPGEN_OTHER_TORCH_PYTHONS=$(IFS=:; echo "${others[*]:-}")

@@ -224,34 +224,31 @@ inline Buffer output(const Tensor& t) {
   return Buffer{t.mutable_data_ptr(), t.numel(), static_cast<DType>(t.scalar_type())};
 }
 
-// A view of t with dimension `dim` moved to the end, the others in their order.
-inline Tensor move_dim_last(const Tensor& t, int64_t dim) {
-  std::vector<int64_t> order;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (d != dim) {
-      order.push_back(d);
-    }
-  }
-  order.push_back(dim);
+inline Tensor swap_dims(const Tensor& t, int64_t dim0, int64_t dim1) {
 #ifdef OPGEN_STABLE_API
-  return torch::stable::permute(t, order);
+  return torch::stable::transpose(t, dim0, dim1);
 #else
-  return t.permute(order);
+  return t.transpose(dim0, dim1);
 #endif
+}
+
+// A view of t with dimension `dim` moved to the end, the others in their order. (Adjacent swaps:
+// torch::stable::permute is missing from the headers of some torch releases the build supports.)
+inline Tensor move_dim_last(const Tensor& t, int64_t dim) {
+  Tensor moved = t;
+  for (int64_t d = dim; d + 1 < t.dim(); ++d) {
+    moved = swap_dims(moved, d, d + 1);
+  }
+  return moved;
 }
 
 // The inverse: a view of t with its last dimension moved to position `dim`.
 inline Tensor move_last_dim_to(const Tensor& t, int64_t dim) {
-  std::vector<int64_t> order;
-  const int64_t last = t.dim() - 1;
-  for (int64_t d = 0, source = 0; d < t.dim(); ++d) {
-    order.push_back(d == dim ? last : source++);
+  Tensor moved = t;
+  for (int64_t d = t.dim() - 1; d > dim; --d) {
+    moved = swap_dims(moved, d - 1, d);
   }
-#ifdef OPGEN_STABLE_API
-  return torch::stable::permute(t, order);
-#else
-  return t.permute(order);
-#endif
+  return moved;
 }
 
 // dst[...] = src[...], any strides (dst keeps its own).
