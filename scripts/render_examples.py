@@ -28,7 +28,7 @@ def main() -> int:
         shutil.copytree(REPO / "template", template / "template")
         shutil.copy(REPO / "copier.yml", template / "copier.yml")
         fresh = Path(scratch) / "fresh"
-        copier.run_copy(str(template), str(fresh), data=data, defaults=True, unsafe=True, quiet=True)
+        copier.run_copy(str(template), str(fresh), data=data, defaults=True, quiet=True)
         changed = 0
         for path in sorted(p for p in fresh.rglob("*") if p.is_file() and p.name != ".copier-answers.yml"):
             target = EXAMPLES / path.relative_to(fresh)

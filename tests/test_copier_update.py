@@ -1,10 +1,29 @@
 """`copier update` brings template changes into a project and keeps the user's ops and edits."""
+import os
 import sys
 
 import pytest
 import yaml
 
 from helpers import git, opgen, pytest_counts, run
+
+
+def test_copy_and_update_need_no_trust(project, template_repo, copier_settings_without_trust):
+    """No `--trust` (unsafe=False, no trusted repositories in copier's settings): copier refuses a
+    template with tasks, migrations or Jinja extensions, and this one has none."""
+    import copier
+
+    assert os.environ["COPIER_SETTINGS_PATH"] == str(copier_settings_without_trust)
+    template = (template_repo / "copier.yml").read_text()
+    assert not any(key in template for key in ("_tasks", "_migrations", "_jinja_extensions"))
+    git(template_repo, "commit", "-q", "--allow-empty", "-m", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=False, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert yaml.safe_load((project / ".copier-answers.yml").read_text())["_commit"] == "v2"
 
 
 def test_update_round_trip_keeps_user_ops(project, template_repo):
@@ -17,7 +36,7 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
     git(project, "commit", "-q", "-m", "my op")
 
     # The template moves on: a changed file and a new one.
-    checks = template_repo / "template/csrc/common/checks.h"
+    checks = template_repo / "template/csrc/common/checks.h.jinja"
     checks.write_text(checks.read_text() + "\n// template v2\n")
     (template_repo / "template/csrc/common/new_helper.h").write_text("#pragma once\n")
     git(template_repo, "add", "-A")
@@ -26,7 +45,7 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")
@@ -50,7 +69,7 @@ def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(pro
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2",
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2",
                           conflict="inline")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
@@ -88,7 +107,7 @@ def test_added_in_v2_negative_zero_and_tiny_inputs(spec, device, dtype, shape):
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")

@@ -20,7 +20,7 @@ SEED_OPS = ["vector_add", "scale", "fused_relu_scale", "gelu_approx", "fused_bia
 def test_template_files_have_not_drifted(tmp_path, template_repo):
     data = {k: v for k, v in ANSWERS.items() if not k.startswith("_")}
     fresh = tmp_path / "fresh"
-    copier.run_copy(str(template_repo), str(fresh), data=data, defaults=True, unsafe=True, quiet=True, vcs_ref="HEAD")
+    copier.run_copy(str(template_repo), str(fresh), data=data, defaults=True, quiet=True, vcs_ref="HEAD")
     rendered = [p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()]
     assert len(rendered) > 20
     drifted = [str(p) for p in rendered

@@ -74,6 +74,6 @@ def test_package_name_defaults_from_project_name(tmp_path, template_repo):
 )
 def test_rejects_invalid_answers(tmp_path, template_repo, answers):
     with pytest.raises(Exception, match="must"):
-        copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True, unsafe=True,
+        copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True,
                         quiet=True, vcs_ref="HEAD")
     assert not (tmp_path / "p" / "setup.py").exists()
