@@ -1,4 +1,6 @@
 """copier renders template/ into a project that matches its answers, and refuses bad answers."""
+from pathlib import Path
+
 import copier
 import pytest
 import yaml
@@ -6,7 +8,7 @@ import yaml
 from helpers import copy_project
 
 EXPECTED_FILES = [
-    ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py",
+    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "pyproject.toml", "setup.py",
     ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
@@ -69,6 +71,7 @@ def test_package_name_defaults_from_project_name(tmp_path, template_repo):
         {"namespace": "bad-ns"},
         {"cuda_arch_list": "sm_90"},
         {"project_name": "-x"},
+        {"copyright_year": "26"},
         {"torch_api": "stable", "min_python": "3.9"},
     ],
 )
@@ -77,3 +80,53 @@ def test_rejects_invalid_answers(tmp_path, template_repo, answers):
         copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True,
                         quiet=True, vcs_ref="HEAD")
     assert not (tmp_path / "p" / "setup.py").exists()
+
+
+LICENSES = {
+    # answer: (SPDX expression in pyproject.toml, phrases the LICENSE file must hold)
+    "Apache-2.0": ("Apache-2.0", ["Apache License", "Version 2.0, January 2004", "Copyright 2031 Ada Lovelace",
+                                  "END OF TERMS AND CONDITIONS"]),
+    "MIT": ("MIT", ["MIT License", "Copyright (c) 2031 Ada Lovelace", "Permission is hereby granted, free of charge"]),
+    "BSD-3-Clause": ("BSD-3-Clause", ["BSD 3-Clause License", "Copyright (c) 2031, Ada Lovelace",
+                                      "3. Neither the name of the copyright holder"]),
+    "Proprietary": ("LicenseRef-Proprietary", ["Copyright (c) 2031 Ada Lovelace. All rights reserved."]),
+}
+
+
+@pytest.mark.parametrize("license", list(LICENSES))
+def test_license_file_and_spdx_expression_follow_the_answer(tmp_path, template_repo, license):
+    spdx, phrases = LICENSES[license]
+    project = copy_project(template_repo, tmp_path / "p", license=license, author="Ada Lovelace",
+                           copyright_year="2031")
+    text = (project / "LICENSE").read_text()
+    for phrase in phrases:
+        assert phrase in text, (license, phrase)
+    for other, (_, other_phrases) in LICENSES.items():
+        if other != license:
+            assert other_phrases[0] not in text, (license, other)
+    assert "{{" not in text and "{%" not in text and "[yyyy]" not in text
+    assert text.endswith(".\n") and not text.endswith("\n\n")
+
+    # PEP 639: an SPDX string and the license file, as setuptools (>= 77) reads them.
+    setuptools = pytest.importorskip("setuptools")
+    from packaging.version import Version
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    project_table = read_configuration(project / "pyproject.toml")["project"]
+    assert project_table["license"] == spdx
+    assert project_table["license-files"] == ["LICENSE"]
+    if Version(setuptools.__version__) >= Version("77.0.3"):
+        from setuptools.config.pyprojecttoml import apply_configuration
+        from setuptools.dist import Distribution
+
+        dist = apply_configuration(Distribution({"src_root": str(project)}), project / "pyproject.toml")
+        assert dist.metadata.license_expression == spdx
+        assert [Path(f).name for f in dist.metadata.license_files] == ["LICENSE"]
+
+
+def test_copyright_year_defaults_to_this_year(project):
+    import datetime
+
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["copyright_year"] == str(datetime.date.today().year)
+    assert f"Copyright {answers['copyright_year']} Your Name" in (project / "LICENSE").read_text()
