@@ -1,4 +1,5 @@
 """opgen-examples: PyTorch custom operators (torch.ops.examples.*)."""
+
 import torch  # noqa: F401  (loads libtorch before the extension)
 
 from ._extension import load_extension

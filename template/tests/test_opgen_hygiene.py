@@ -12,8 +12,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # Folders that hold no sources of the project (build outputs, environments, caches).
-SKIPPED_DIRS = {".git", "build", "dist", ".venv", "venv", "env", ".tox", ".nox", "node_modules", "__pycache__",
-                ".pytest_cache", ".hypothesis", ".mypy_cache", ".ruff_cache", ".eggs"}
+SKIPPED_DIRS = {
+    ".git",
+    "build",
+    "dist",
+    ".venv",
+    "venv",
+    "env",
+    ".tox",
+    ".nox",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".eggs",
+}
 # Built up, so that this file does not hold the markers it looks for.
 OURS, BASE, SEPARATOR, THEIRS = "<" * 7, "|" * 7, "=" * 7, ">" * 7
 
@@ -30,8 +45,12 @@ def walk(root: Path = ROOT) -> list[Path]:
 def project_files(root: Path = ROOT) -> list[Path]:
     """The files git tracks or would track (not ignored) in a git checkout; otherwise walk()."""
     try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root,
-                                capture_output=True, check=True).stdout
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         return walk(root)
     return [root / name for name in listed.decode().split("\0") if name and (root / name).is_file()]
