@@ -1,5 +1,6 @@
 """`copier update` brings template changes into a project and keeps the user's ops and edits."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -77,6 +78,78 @@ def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(pro
     text = readme.read_text()
     assert "(my notes)" in text and "## Building" in text
     assert "<<<<<<<" in text  # the conflict is shown, not resolved silently
+
+    # copier exited 0; the project's own check names what is left, file and line.
+    line = text.splitlines().index(next(x for x in text.splitlines() if x.startswith("<<<<<<< "))) + 1
+    failed = hygiene(project, expect_pass=False)
+    assert f"README.md:{line}: <<<<<<< before updating" in failed and "test_no_conflict_markers FAILED" in failed
+
+    # Resolved (keeping both headings' words): the check passes.
+    lines = text.splitlines(keepends=True)
+    resolved = "".join(x for x in lines if not x.startswith(("<<<<<<< ", ">>>>>>> ")) and x.rstrip() != "=======")
+    readme.write_text(resolved.replace("## Building\n", ""))
+    hygiene(project, expect_pass=True)
+
+
+def test_update_leaving_rej_files_fails_the_projects_hygiene_test(project, template_repo):
+    readme = project / "README.md"
+    readme.write_text(readme.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my readme")
+    hygiene(project, expect_pass=True)
+
+    template_readme = template_repo / "template/README.md.jinja"
+    template_readme.write_text(template_readme.read_text().replace("## Build and test", "## Building"))
+    git(template_repo, "commit", "-q", "-am", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2", conflict="rej")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert (project / "README.md.rej").is_file()
+    failed = hygiene(project, expect_pass=False)
+    assert "README.md.rej" in failed and "test_no_rejected_hunks FAILED" in failed
+
+
+def test_hygiene_test_flags_injected_markers_and_only_them(project):
+    """Markers in any tracked or new file, C++ included, are named; a Markdown heading underlined
+    with ======= or a line of > quotes outside a conflict is not a marker."""
+    hygiene(project, expect_pass=True)
+    notes = project / "NOTES.md"
+    notes.write_text("Notes\n=======\n\n>>>>>>>quoted\n")
+    git(project, "add", "NOTES.md")
+    hygiene(project, expect_pass=True)
+
+    source = project / "csrc/common/checks.h"
+    lines = source.read_text().splitlines(keepends=True)
+    lines[10:10] = ["<<<<<<< before updating\n", "int mine;\n", "=======\n", "int theirs;\n",
+                    ">>>>>>> after updating\n"]
+    source.write_text("".join(lines))
+    (project / "untracked.py").write_text("x = 1\n<<<<<<< HEAD\n")
+    failed = hygiene(project, expect_pass=False)
+    for where in ("csrc/common/checks.h:11: <<<<<<<", "csrc/common/checks.h:13: =======",
+                  "csrc/common/checks.h:15: >>>>>>>", "untracked.py:2: <<<<<<< HEAD"):
+        assert where in failed, where
+    assert "NOTES.md" not in failed
+
+    # Outside git (a copy without .git): the files are walked instead, build outputs skipped.
+    import shutil
+
+    shutil.rmtree(project / ".git")
+    (project / "build").mkdir()
+    (project / "build/leftover.txt").write_text("<<<<<<< ignored\n")
+    failed = hygiene(project, expect_pass=False)
+    assert "csrc/common/checks.h:11:" in failed and "untracked.py:2:" in failed and "build/" not in failed
+
+
+def hygiene(project, expect_pass: bool) -> str:
+    """Runs the project's tests/test_opgen_hygiene.py; returns its output."""
+    result = subprocess.run([sys.executable, "-m", "pytest", "-v", "-rN", "-p", "no:cacheprovider",
+                             "tests/test_opgen_hygiene.py"], cwd=project, capture_output=True, text=True)
+    assert (result.returncode == 0) == expect_pass, result.stdout[-4000:] + result.stderr[-2000:]
+    return result.stdout
 
 
 @pytest.mark.slow

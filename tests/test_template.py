@@ -9,11 +9,12 @@ from helpers import copy_project
 
 EXPECTED_FILES = [
     ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "pyproject.toml", "setup.py",
-    ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
+    ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
+    "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "tests/test_opgen_package.py",
-    "tests/test_opgen_conformance.py", "tests/opgen_testing.py",
+    "tests/test_opgen_conformance.py", "tests/opgen_testing.py", "tests/test_opgen_hygiene.py",
 ]
 PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "_spec.py", "jit.py", "ops/__init__.py"]
 
@@ -36,7 +37,7 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     dependencies = (project / "pyproject.toml").read_text()
     assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
-    expected = {"cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    expected = {"lint", "cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
     assert set(jobs) == expected
     readme = (project / "README.md").read_text()
     assert ("torch from 2.10 on" in readme) == (torch_api == "stable")
