@@ -59,12 +59,12 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
 
 
 def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(project, template_repo):
-    readme = project / "README.md"
-    readme.write_text(readme.read_text().replace("## Build and test", "## Build and test (my notes)"))
-    git(project, "commit", "-q", "-am", "my readme")
+    guide = project / "docs/opgen.md"
+    guide.write_text(guide.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my notes")
 
-    template_readme = template_repo / "template/README.md.jinja"
-    template_readme.write_text(template_readme.read_text().replace("## Build and test", "## Building"))
+    template_guide = template_repo / "template/docs/opgen.md.jinja"
+    template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
     git(template_repo, "commit", "-q", "-am", "template v2")
     git(template_repo, "tag", "v2")
     try:
@@ -75,30 +75,52 @@ def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(pro
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")
-    text = readme.read_text()
+    text = guide.read_text()
     assert "(my notes)" in text and "## Building" in text
     assert "<<<<<<<" in text  # the conflict is shown, not resolved silently
 
     # copier exited 0; the project's own check names what is left, file and line.
     line = text.splitlines().index(next(x for x in text.splitlines() if x.startswith("<<<<<<< "))) + 1
     failed = hygiene(project, expect_pass=False)
-    assert f"README.md:{line}: <<<<<<< before updating" in failed and "test_no_conflict_markers FAILED" in failed
+    assert f"docs/opgen.md:{line}: <<<<<<< before updating" in failed and "test_no_conflict_markers FAILED" in failed
 
     # Resolved (keeping both headings' words): the check passes.
     lines = text.splitlines(keepends=True)
     resolved = "".join(x for x in lines if not x.startswith(("<<<<<<< ", ">>>>>>> ")) and x.rstrip() != "=======")
-    readme.write_text(resolved.replace("## Building\n", ""))
+    guide.write_text(resolved.replace("## Building\n", ""))
+    hygiene(project, expect_pass=True)
+
+
+def test_update_leaves_the_projects_readme_alone(project, template_repo):
+    """README.md is the project's after `copier copy` (_skip_if_exists): an update neither conflicts
+    with the user's rewrite nor brings back the template's text; the guide, docs/opgen.md, is updated."""
+    readme = project / "README.md"
+    readme.write_text("# my ops\n\nMy own words.\n")
+    git(project, "commit", "-q", "-am", "my readme")
+    for path in ("template/README.md.jinja", "template/docs/opgen.md.jinja"):
+        (template_repo / path).write_text((template_repo / path).read_text() + "\ntemplate v2\n")
+    git(template_repo, "commit", "-q", "-am", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert readme.read_text() == "# my ops\n\nMy own words.\n"
+    assert (project / "docs/opgen.md").read_text().endswith("\ntemplate v2\n")
     hygiene(project, expect_pass=True)
 
 
 def test_update_leaving_rej_files_fails_the_projects_hygiene_test(project, template_repo):
-    readme = project / "README.md"
-    readme.write_text(readme.read_text().replace("## Build and test", "## Build and test (my notes)"))
-    git(project, "commit", "-q", "-am", "my readme")
+    guide = project / "docs/opgen.md"
+    guide.write_text(guide.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my notes")
     hygiene(project, expect_pass=True)
 
-    template_readme = template_repo / "template/README.md.jinja"
-    template_readme.write_text(template_readme.read_text().replace("## Build and test", "## Building"))
+    template_guide = template_repo / "template/docs/opgen.md.jinja"
+    template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
     git(template_repo, "commit", "-q", "-am", "template v2")
     git(template_repo, "tag", "v2")
     try:
@@ -108,9 +130,9 @@ def test_update_leaving_rej_files_fails_the_projects_hygiene_test(project, templ
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")
-    assert (project / "README.md.rej").is_file()
+    assert (project / "docs/opgen.md.rej").is_file()
     failed = hygiene(project, expect_pass=False)
-    assert "README.md.rej" in failed and "test_no_rejected_hunks FAILED" in failed
+    assert "docs/opgen.md.rej" in failed and "test_no_rejected_hunks FAILED" in failed
 
 
 def test_hygiene_test_flags_injected_markers_and_only_them(project):

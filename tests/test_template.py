@@ -8,7 +8,7 @@ import yaml
 from helpers import copy_project
 
 EXPECTED_FILES = [
-    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "pyproject.toml", "setup.py",
+    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py",
     ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
     "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
@@ -39,8 +39,8 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
     expected = {"lint", "cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
     assert set(jobs) == expected
-    readme = (project / "README.md").read_text()
-    assert ("torch from 2.10 on" in readme) == (torch_api == "stable")
+    guide = (project / "docs/opgen.md").read_text()
+    assert ("torch from 2.10 on" in guide) == (torch_api == "stable")
 
 
 def test_answers_reach_every_file(tmp_path, template_repo):
@@ -52,6 +52,7 @@ def test_answers_reach_every_file(tmp_path, template_repo):
     pyproject = (project / "pyproject.toml").read_text()
     assert 'name = "Fast-Kernels"' in pyproject and 'requires-python = ">=3.11"' in pyproject and "Ada" in pyproject
     assert "torch.ops.fk" in (project / "README.md").read_text()
+    assert "torch.ops.fk" in (project / "docs/opgen.md").read_text()
     assert "fastk._C" in (project / "setup.py").read_text()
 
 
