@@ -10,6 +10,6 @@ torch_requirement=${2:-torch}
 
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
-"${pip[@]}" "$torch_requirement" "setuptools>=64" wheel ninja 2>&1 | grep -v "^WARNING: Location" || true
+"${pip[@]}" "$torch_requirement" "setuptools>=77.0.3" wheel ninja 2>&1 | grep -v "^WARNING: Location" || true
 "${pip[@]}" -e "$repo[test]" 2>&1 | grep -v "^WARNING: Location" || true
 "$venv/bin/python" -c "import torch, copier, opgen; print('torch', torch.__version__, '| CUDA', torch.version.cuda)"

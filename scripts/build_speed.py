@@ -42,7 +42,7 @@ def generate(dest: Path, torch_api: str) -> Path:
     import copier
 
     copier.run_copy(str(REPO), str(dest), data={"package_name": f"speed_{torch_api}", "torch_api": torch_api},
-                    defaults=True, unsafe=True, quiet=True, vcs_ref="HEAD")
+                    defaults=True, quiet=True, vcs_ref="HEAD")
     for op, kind in KINDS.items():
         sh([sys.executable, "-m", "opgen", "new", op, "--kind", kind], cwd=dest)
     return dest

@@ -8,7 +8,7 @@ dest=$(realpath -m "${1:-my_ops}")
 [ -e "$dest" ] && { echo "$dest exists: pick another destination" >&2; exit 1; }
 bash "$repo/scripts/bootstrap.sh" "$repo/.venv" "${OPGEN_TORCH:-torch}"
 source "$repo/.venv/bin/activate"
-copier copy --trust --defaults --vcs-ref HEAD "$repo" "$dest"
+copier copy --defaults --vcs-ref HEAD "$repo" "$dest"
 cd "$dest"
 opgen new gelu_approx
 pip install --quiet --no-build-isolation -e .

@@ -14,6 +14,18 @@ sys.path.insert(0, str(REPO / "tests"))
 from helpers import git, make_template_repo  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def copier_settings_without_trust(tmp_path_factory):
+    """copier reads no user settings here: a `trust` list there would hide a template that needs
+    `--trust`, which this one must not (it runs no tasks, migrations or Jinja extensions)."""
+    settings = tmp_path_factory.mktemp("copier-settings") / "settings.yml"
+    settings.write_text("{}\n")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("COPIER_SETTINGS_PATH", str(settings))
+    yield settings
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def template_repo(tmp_path_factory) -> Path:
     """copier.yml + template/ of this checkout, committed and tagged v1 in a scratch git repo."""

@@ -49,7 +49,7 @@ def make_template_repo(dest: Path) -> Path:
 def copy_project(template: Path, dest: Path, **answers) -> Path:
     import copier
 
-    copier.run_copy(str(template), str(dest), data=answers, defaults=True, unsafe=True, quiet=True, vcs_ref="HEAD")
+    copier.run_copy(str(template), str(dest), data=answers, defaults=True, quiet=True, vcs_ref="HEAD")
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
     git(dest, "commit", "-q", "-m", "generated")

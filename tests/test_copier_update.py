@@ -1,10 +1,30 @@
 """`copier update` brings template changes into a project and keeps the user's ops and edits."""
+import os
+import subprocess
 import sys
 
 import pytest
 import yaml
 
 from helpers import git, opgen, pytest_counts, run
+
+
+def test_copy_and_update_need_no_trust(project, template_repo, copier_settings_without_trust):
+    """No `--trust` (unsafe=False, no trusted repositories in copier's settings): copier refuses a
+    template with tasks, migrations or Jinja extensions, and this one has none."""
+    import copier
+
+    assert os.environ["COPIER_SETTINGS_PATH"] == str(copier_settings_without_trust)
+    template = (template_repo / "copier.yml").read_text()
+    assert not any(key in template for key in ("_tasks", "_migrations", "_jinja_extensions"))
+    git(template_repo, "commit", "-q", "--allow-empty", "-m", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=False, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert yaml.safe_load((project / ".copier-answers.yml").read_text())["_commit"] == "v2"
 
 
 def test_update_round_trip_keeps_user_ops(project, template_repo):
@@ -17,7 +37,7 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
     git(project, "commit", "-q", "-m", "my op")
 
     # The template moves on: a changed file and a new one.
-    checks = template_repo / "template/csrc/common/checks.h"
+    checks = template_repo / "template/csrc/common/checks.h.jinja"
     checks.write_text(checks.read_text() + "\n// template v2\n")
     (template_repo / "template/csrc/common/new_helper.h").write_text("#pragma once\n")
     git(template_repo, "add", "-A")
@@ -26,7 +46,7 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")
@@ -39,25 +59,119 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
 
 
 def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(project, template_repo):
-    readme = project / "README.md"
-    readme.write_text(readme.read_text().replace("## Build and test", "## Build and test (my notes)"))
-    git(project, "commit", "-q", "-am", "my readme")
+    guide = project / "docs/opgen.md"
+    guide.write_text(guide.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my notes")
 
-    template_readme = template_repo / "template/README.md.jinja"
-    template_readme.write_text(template_readme.read_text().replace("## Build and test", "## Building"))
+    template_guide = template_repo / "template/docs/opgen.md.jinja"
+    template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
     git(template_repo, "commit", "-q", "-am", "template v2")
     git(template_repo, "tag", "v2")
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2",
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2",
                           conflict="inline")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")
-    text = readme.read_text()
+    text = guide.read_text()
     assert "(my notes)" in text and "## Building" in text
     assert "<<<<<<<" in text  # the conflict is shown, not resolved silently
+
+    # copier exited 0; the project's own check names what is left, file and line.
+    line = text.splitlines().index(next(x for x in text.splitlines() if x.startswith("<<<<<<< "))) + 1
+    failed = hygiene(project, expect_pass=False)
+    assert f"docs/opgen.md:{line}: <<<<<<< before updating" in failed and "test_no_conflict_markers FAILED" in failed
+
+    # Resolved (keeping both headings' words): the check passes.
+    lines = text.splitlines(keepends=True)
+    resolved = "".join(x for x in lines if not x.startswith(("<<<<<<< ", ">>>>>>> ")) and x.rstrip() != "=======")
+    guide.write_text(resolved.replace("## Building\n", ""))
+    hygiene(project, expect_pass=True)
+
+
+def test_update_leaves_the_projects_readme_alone(project, template_repo):
+    """README.md is the project's after `copier copy` (_skip_if_exists): an update neither conflicts
+    with the user's rewrite nor brings back the template's text; the guide, docs/opgen.md, is updated."""
+    readme = project / "README.md"
+    readme.write_text("# my ops\n\nMy own words.\n")
+    git(project, "commit", "-q", "-am", "my readme")
+    for path in ("template/README.md.jinja", "template/docs/opgen.md.jinja"):
+        (template_repo / path).write_text((template_repo / path).read_text() + "\ntemplate v2\n")
+    git(template_repo, "commit", "-q", "-am", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert readme.read_text() == "# my ops\n\nMy own words.\n"
+    assert (project / "docs/opgen.md").read_text().endswith("\ntemplate v2\n")
+    hygiene(project, expect_pass=True)
+
+
+def test_update_leaving_rej_files_fails_the_projects_hygiene_test(project, template_repo):
+    guide = project / "docs/opgen.md"
+    guide.write_text(guide.read_text().replace("## Build and test", "## Build and test (my notes)"))
+    git(project, "commit", "-q", "-am", "my notes")
+    hygiene(project, expect_pass=True)
+
+    template_guide = template_repo / "template/docs/opgen.md.jinja"
+    template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
+    git(template_repo, "commit", "-q", "-am", "template v2")
+    git(template_repo, "tag", "v2")
+    try:
+        import copier
+
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2", conflict="rej")
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+    assert (project / "docs/opgen.md.rej").is_file()
+    failed = hygiene(project, expect_pass=False)
+    assert "docs/opgen.md.rej" in failed and "test_no_rejected_hunks FAILED" in failed
+
+
+def test_hygiene_test_flags_injected_markers_and_only_them(project):
+    """Markers in any tracked or new file, C++ included, are named; a Markdown heading underlined
+    with ======= or a line of > quotes outside a conflict is not a marker."""
+    hygiene(project, expect_pass=True)
+    notes = project / "NOTES.md"
+    notes.write_text("Notes\n=======\n\n>>>>>>>quoted\n")
+    git(project, "add", "NOTES.md")
+    hygiene(project, expect_pass=True)
+
+    source = project / "csrc/common/checks.h"
+    lines = source.read_text().splitlines(keepends=True)
+    lines[10:10] = ["<<<<<<< before updating\n", "int mine;\n", "=======\n", "int theirs;\n",
+                    ">>>>>>> after updating\n"]
+    source.write_text("".join(lines))
+    (project / "untracked.py").write_text("x = 1\n<<<<<<< HEAD\n")
+    failed = hygiene(project, expect_pass=False)
+    for where in ("csrc/common/checks.h:11: <<<<<<<", "csrc/common/checks.h:13: =======",
+                  "csrc/common/checks.h:15: >>>>>>>", "untracked.py:2: <<<<<<< HEAD"):
+        assert where in failed, where
+    assert "NOTES.md" not in failed
+
+    # Outside git (a copy without .git): the files are walked instead, build outputs skipped.
+    import shutil
+
+    shutil.rmtree(project / ".git")
+    (project / "build").mkdir()
+    (project / "build/leftover.txt").write_text("<<<<<<< ignored\n")
+    failed = hygiene(project, expect_pass=False)
+    assert "csrc/common/checks.h:11:" in failed and "untracked.py:2:" in failed and "build/" not in failed
+
+
+def hygiene(project, expect_pass: bool) -> str:
+    """Runs the project's tests/test_opgen_hygiene.py; returns its output."""
+    result = subprocess.run([sys.executable, "-m", "pytest", "-v", "-rN", "-p", "no:cacheprovider",
+                             "tests/test_opgen_hygiene.py"], cwd=project, capture_output=True, text=True)
+    assert (result.returncode == 0) == expect_pass, result.stdout[-4000:] + result.stderr[-2000:]
+    return result.stdout
 
 
 @pytest.mark.slow
@@ -88,7 +202,7 @@ def test_added_in_v2_negative_zero_and_tiny_inputs(spec, device, dtype, shape):
     try:
         import copier
 
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=True, quiet=True, vcs_ref="v2")
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
     finally:
         git(template_repo, "reset", "-q", "--hard", "v1")
         git(template_repo, "tag", "-d", "v2")

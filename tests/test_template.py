@@ -1,4 +1,6 @@
 """copier renders template/ into a project that matches its answers, and refuses bad answers."""
+from pathlib import Path
+
 import copier
 import pytest
 import yaml
@@ -6,12 +8,13 @@ import yaml
 from helpers import copy_project
 
 EXPECTED_FILES = [
-    ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py",
-    ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
+    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py",
+    ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
+    "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "tests/test_opgen_package.py",
-    "tests/test_opgen_conformance.py", "tests/opgen_testing.py",
+    "tests/test_opgen_conformance.py", "tests/opgen_testing.py", "tests/test_opgen_hygiene.py",
 ]
 PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "_spec.py", "jit.py", "ops/__init__.py"]
 
@@ -34,10 +37,10 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     dependencies = (project / "pyproject.toml").read_text()
     assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
-    expected = {"cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    expected = {"lint", "cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
     assert set(jobs) == expected
-    readme = (project / "README.md").read_text()
-    assert ("torch from 2.10 on" in readme) == (torch_api == "stable")
+    guide = (project / "docs/opgen.md").read_text()
+    assert ("torch from 2.10 on" in guide) == (torch_api == "stable")
 
 
 def test_answers_reach_every_file(tmp_path, template_repo):
@@ -49,6 +52,7 @@ def test_answers_reach_every_file(tmp_path, template_repo):
     pyproject = (project / "pyproject.toml").read_text()
     assert 'name = "Fast-Kernels"' in pyproject and 'requires-python = ">=3.11"' in pyproject and "Ada" in pyproject
     assert "torch.ops.fk" in (project / "README.md").read_text()
+    assert "torch.ops.fk" in (project / "docs/opgen.md").read_text()
     assert "fastk._C" in (project / "setup.py").read_text()
 
 
@@ -69,11 +73,62 @@ def test_package_name_defaults_from_project_name(tmp_path, template_repo):
         {"namespace": "bad-ns"},
         {"cuda_arch_list": "sm_90"},
         {"project_name": "-x"},
+        {"copyright_year": "26"},
         {"torch_api": "stable", "min_python": "3.9"},
     ],
 )
 def test_rejects_invalid_answers(tmp_path, template_repo, answers):
     with pytest.raises(Exception, match="must"):
-        copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True, unsafe=True,
+        copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True,
                         quiet=True, vcs_ref="HEAD")
     assert not (tmp_path / "p" / "setup.py").exists()
+
+
+LICENSES = {
+    # answer: (SPDX expression in pyproject.toml, phrases the LICENSE file must hold)
+    "Apache-2.0": ("Apache-2.0", ["Apache License", "Version 2.0, January 2004", "Copyright 2031 Ada Lovelace",
+                                  "END OF TERMS AND CONDITIONS"]),
+    "MIT": ("MIT", ["MIT License", "Copyright (c) 2031 Ada Lovelace", "Permission is hereby granted, free of charge"]),
+    "BSD-3-Clause": ("BSD-3-Clause", ["BSD 3-Clause License", "Copyright (c) 2031, Ada Lovelace",
+                                      "3. Neither the name of the copyright holder"]),
+    "Proprietary": ("LicenseRef-Proprietary", ["Copyright (c) 2031 Ada Lovelace. All rights reserved."]),
+}
+
+
+@pytest.mark.parametrize("license", list(LICENSES))
+def test_license_file_and_spdx_expression_follow_the_answer(tmp_path, template_repo, license):
+    spdx, phrases = LICENSES[license]
+    project = copy_project(template_repo, tmp_path / "p", license=license, author="Ada Lovelace",
+                           copyright_year="2031")
+    text = (project / "LICENSE").read_text()
+    for phrase in phrases:
+        assert phrase in text, (license, phrase)
+    for other, (_, other_phrases) in LICENSES.items():
+        if other != license:
+            assert other_phrases[0] not in text, (license, other)
+    assert "{{" not in text and "{%" not in text and "[yyyy]" not in text
+    assert text.endswith(".\n") and not text.endswith("\n\n")
+
+    # PEP 639: an SPDX string and the license file, as setuptools (>= 77) reads them.
+    setuptools = pytest.importorskip("setuptools")
+    from packaging.version import Version
+    from setuptools.config.pyprojecttoml import read_configuration
+
+    project_table = read_configuration(project / "pyproject.toml")["project"]
+    assert project_table["license"] == spdx
+    assert project_table["license-files"] == ["LICENSE"]
+    if Version(setuptools.__version__) >= Version("77.0.3"):
+        from setuptools.config.pyprojecttoml import apply_configuration
+        from setuptools.dist import Distribution
+
+        dist = apply_configuration(Distribution({"src_root": str(project)}), project / "pyproject.toml")
+        assert dist.metadata.license_expression == spdx
+        assert [Path(f).name for f in dist.metadata.license_files] == ["LICENSE"]
+
+
+def test_copyright_year_defaults_to_this_year(project):
+    import datetime
+
+    answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
+    assert answers["copyright_year"] == str(datetime.date.today().year)
+    assert f"Copyright {answers['copyright_year']} Your Name" in (project / "LICENSE").read_text()

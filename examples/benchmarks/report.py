@@ -1,4 +1,5 @@
 """Writes benchmark rows as Markdown, JSON and a PNG chart."""
+
 from __future__ import annotations
 
 import json

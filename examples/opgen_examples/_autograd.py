@@ -1,4 +1,5 @@
 """Autograd helpers shared by the ops."""
+
 import torch
 
 
@@ -11,7 +12,9 @@ def first_order_only(backward_op: str) -> None:
     """
 
     def second_derivative(ctx, *grads):
-        raise RuntimeError(f"{backward_op}: second derivatives are not implemented (it is the first-order "
-                           "backward of an op; give it an autograd formula to support them)")
+        raise RuntimeError(
+            f"{backward_op}: second derivatives are not implemented (it is the first-order "
+            "backward of an op; give it an autograd formula to support them)"
+        )
 
     torch.library.register_autograd(backward_op, second_derivative)

@@ -7,6 +7,7 @@
 Builds are cached by ninja under TORCH_EXTENSIONS_DIR: an unchanged op reloads without compiling.
 The JIT libraries register the same op names as the installed `_C`, so a process uses one or the other.
 """
+
 from __future__ import annotations
 
 import sys

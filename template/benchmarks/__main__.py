@@ -1,4 +1,5 @@
 """python -m benchmarks [op ...] [--out DIR]: run benchmarks/bench_<op>.py on the GPU, write a report."""
+
 from __future__ import annotations
 
 import argparse
@@ -15,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def available() -> list[str]:
-    return sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
+    return sorted(p.stem[len("bench_") :] for p in HERE.glob("bench_*.py"))
 
 
 def main(argv: list[str] | None = None) -> int:

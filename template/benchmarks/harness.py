@@ -5,12 +5,13 @@ each of many runs, median taken. Rates count the fewest bytes an op must move (i
 outputs written once) or its useful floating-point operations; they are set against a measured
 device-to-device copy (bytes read + written) or a measured cuBLAS matmul.
 """
+
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 import torch
 
@@ -101,9 +102,19 @@ class Bench:
             self._matmul_tflops[dtype] = measure_matmul_tflops(dtype)
         return self._matmul_tflops[dtype]
 
-    def compare(self, op: str, case: str, *, ours: Callable, eager: Callable | None = None,
-                bytes_moved: int | None = None, flops: float | None = None, flops_dtype: torch.dtype | None = None,
-                compile_eager: bool = True, **others: Callable) -> list[Row]:
+    def compare(
+        self,
+        op: str,
+        case: str,
+        *,
+        ours: Callable,
+        eager: Callable | None = None,
+        bytes_moved: int | None = None,
+        flops: float | None = None,
+        flops_dtype: torch.dtype | None = None,
+        compile_eager: bool = True,
+        **others: Callable,
+    ) -> list[Row]:
         """Time `ours` against eager PyTorch, torch.compile(eager) and any named `others`."""
         impls: dict[str, Callable] = {"ours": ours}
         if eager is not None:

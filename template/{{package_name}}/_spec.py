@@ -4,10 +4,12 @@ tolerances, value domain, and what it supports.
 
 Pure data: importing it needs only torch, and nothing here runs a test.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import torch
 
@@ -23,8 +25,8 @@ class TensorArg:
     domain: the interval the values are drawn from, so that sqrt gets x >= 0 rather than NaNs.
     """
 
-    shape: Optional[Callable[[tuple], tuple]] = None
-    dtype: Optional[torch.dtype] = None
+    shape: Callable[[tuple], tuple] | None = None
+    dtype: torch.dtype | None = None
     domain: tuple[float, float] = (-4.0, 4.0)
 
 
@@ -52,13 +54,13 @@ class OpSpec:
     dtypes: Sequence[torch.dtype] = FLOATING
     devices: Sequence[str] = ("cpu", "cuda")
     differentiable: Sequence[str] = ()
-    out: Optional[str] = None
+    out: str | None = None
     # (rtol, atol) per dtype against the float64 reference; dtypes left out use the suite's defaults.
     tolerances: dict = field(default_factory=dict)
     # Multiply atol by this function of the case's shape (a reduction's error grows with its length).
-    atol_scale: Optional[Callable[[tuple], float]] = None
+    atol_scale: Callable[[tuple], float] | None = None
     # Shapes the reference checks run on (None: the suite's own: empty, scalar, odd, several dims).
-    shapes: Optional[Sequence[tuple]] = None
+    shapes: Sequence[tuple] | None = None
     compiles: bool = True  # torch.compile(fullgraph=True) traces it
     first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
     large: bool = False  # run the > 2**31-element case (on a GPU with enough memory)
