@@ -6,7 +6,7 @@ import yaml
 from helpers import copy_project
 
 EXPECTED_FILES = [
-    ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py",
+    ".copier-answers.yml", ".gitignore", "README.md", "pyproject.toml", "setup.py", "CMakeLists.txt",
     ".github/workflows/ci.yml", "csrc/python_module.cpp", "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
@@ -33,7 +33,7 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     dependencies = (project / "pyproject.toml").read_text()
     assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
-    expected = {"cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    expected = {"cpu", "cmake", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
     assert set(jobs) == expected
     readme = (project / "README.md").read_text()
     assert ("torch from 2.10 on" in readme) == (torch_api == "stable")
@@ -49,6 +49,9 @@ def test_answers_reach_every_file(tmp_path, template_repo):
     assert 'name = "Fast-Kernels"' in pyproject and 'requires-python = ">=3.11"' in pyproject and "Ada" in pyproject
     assert "torch.ops.fk" in (project / "README.md").read_text()
     assert "fastk._C" in (project / "setup.py").read_text()
+    cmakelists = (project / "CMakeLists.txt").read_text()
+    assert "project(fastk " in cmakelists and '"${PROJECT_SOURCE_DIR}/fastk/_build.py"' in cmakelists
+    assert 'TORCH_CUDA_ARCH_LIST (default "8.0;9.0+PTX")' in cmakelists
 
 
 def test_package_name_defaults_from_project_name(tmp_path, template_repo):
@@ -76,3 +79,18 @@ def test_rejects_invalid_answers(tmp_path, template_repo, answers):
         copier.run_copy(str(template_repo), str(tmp_path / "p"), data=answers, defaults=True, unsafe=True,
                         quiet=True, vcs_ref="HEAD")
     assert not (tmp_path / "p" / "setup.py").exists()
+
+
+def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
+    """CMakeLists.txt takes the architectures from _build.py: TORCH_CUDA_ARCH_LIST's meaning, CMake's words."""
+    import importlib.util
+
+    project = copy_project(template_repo, tmp_path / "p")
+    spec = importlib.util.spec_from_file_location("p_build", project / "my_ops" / "_build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert build.cmake_cuda_architectures("9.0") == "90-real"  # SASS only, as -gencode arch=compute_90,code=sm_90
+    assert build.cmake_cuda_architectures("8.0;9.0+PTX") == "80-real;90"  # +PTX: the PTX as well
+    assert build.cmake_cuda_architectures("8.6 9.0a") == "86-real;90a-real"
+    with pytest.raises(ValueError, match="CMAKE_CUDA_ARCHITECTURES"):
+        build.cmake_cuda_architectures("Hopper")
