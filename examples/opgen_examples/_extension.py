@@ -88,9 +88,9 @@ def check_torch_version(running: str | None = None, info_path: Path | None = Non
 
 
 def _load_failure_hint(message: str) -> str:
-    if "No module named" in message:
-        return (f"it is not built: run `pip install --no-build-isolation -e .` in the project, or set {JIT_ENV}=1 "
-                "to compile csrc/ when the package is imported")
+    if "No module named" in message or "cannot import name '_C'" in message:  # the latter: `from . import _C`
+        return (f"it is not built: run `pip install --no-build-isolation -e .` in the project (or build it with "
+                f"CMake: README), or set {JIT_ENV}=1 to compile csrc/ when the package is imported")
     if "undefined symbol" in message:
         return f"it does not fit this torch ({REBUILD})"
     if "libtorch_cuda" in message or "libc10_cuda" in message or "libcudart" in message:
