@@ -2,8 +2,10 @@
 # On a GPU machine: build fresh generated projects (one op of each kind; torch_api stable and aten)
 # and examples/ for sm_90, run their tests on CUDA, a wheel built elsewhere with another torch,
 # compute-sanitizer over the CUDA tests, the benchmarks and build speed; write a report.
-#   scripts/gpu_check.sh [STAGE ...]    stages: env build test wheel overhead sanitize bench buildspeed
-#   (default: all); build_examples builds examples/ alone, skeletons builds and tests the fresh projects alone.
+#   scripts/gpu_check.sh [STAGE ...]    stages: env build test cmake wheel overhead sanitize bench buildspeed
+#   (default: all); build_examples builds examples/ alone; cmake builds examples/ with CMake (into
+#   $WORK/cmake-examples, apart from the pip build) and runs their CUDA tests against that build.
+#   skeletons builds and tests the fresh projects alone (build_skeletons: builds only).
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -17,7 +19,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$repo/gpu-report}
 work=${WORK:-/tmp/opgen-gpu}
 python=${PYTHON:-python3}
-stages=${*:-env build test wheel overhead sanitize bench buildspeed}
+stages=${*:-env build test cmake wheel overhead sanitize bench buildspeed}
 carry=${CARRY:-$repo/.gpu-carry}
 skeleton=$work/skeleton         # torch_api stable
 skeleton_aten=$work/skeleton-aten
@@ -130,6 +132,18 @@ stage_test() {
   pytest_in "$examples" >"$out/test-examples.log" 2>&1
   note "- examples: $(counts "$out/test-examples.log")"
   grep -hE "^(FAILED|ERROR)" "$out"/test-*.log | cut -c1-300 | head -60 >>"$summary"
+}
+
+stage_cmake() {
+  # examples/ through CMakeLists.txt (the fourth build mode), loaded through OPGEN_LIBRARY.
+  note "## CMake build of examples/ for sm_90, CUDA tests against it"
+  local build=$work/cmake-examples
+  rm -rf "$build"
+  (cd "$examples" && time $python scripts/build_cmake.py "$build") >"$out/cmake.log" 2>&1
+  note "- build: rc=$? ($(grep real "$out/cmake.log" | tail -1)); $(grep '^OK build_cmake' "$out/cmake.log" | cut -c1-200)"
+  OPGEN_LIBRARY=$build pytest_in "$examples" -k cuda >"$out/test-cmake.log" 2>&1
+  note "- examples' CUDA tests on the CMake build: $(counts "$out/test-cmake.log")"
+  grep -hE "^(FAILED|ERROR)" "$out/test-cmake.log" | cut -c1-300 | head -30 >>"$summary"
 }
 
 stage_wheel() {

@@ -2,7 +2,7 @@
 # This repo's tests: template rendering, opgen, copier update, and real builds of generated projects
 # and of examples/ (CUDA builds where torch has CUDA and nvcc is found; CUDA tests run only on a GPU).
 #   scripts/test.sh [pytest args]
-# OPGEN_CPU_TORCH=<requirement> also builds a generated project against a CPU-only torch.
+# OPGEN_CPU_TORCH=<requirement> also builds a generated project against a CPU-only torch (pip and CMake).
 # OPGEN_NEXT_TORCH=<requirement> adds a venv with another torch (the oldest supported, say); with the
 # CPU-only one, tests/test_wheel.py runs wheels built here under those torches.
 set -euo pipefail
@@ -13,8 +13,8 @@ others=()
 if [ -n "${OPGEN_CPU_TORCH:-}" ]; then
   bash scripts/bootstrap.sh "$repo/.venv-cpu" "$OPGEN_CPU_TORCH"
   others+=("$repo/.venv-cpu/bin/python")
-  echo "== CPU-only torch: generated project build"
-  "$repo/.venv-cpu/bin/python" -m pytest -q -ra tests/test_generated_project.py
+  echo "== CPU-only torch: generated project builds (pip, CMake)"
+  "$repo/.venv-cpu/bin/python" -m pytest -q -ra tests/test_generated_project.py tests/test_cmake.py
 fi
 if [ -n "${OPGEN_NEXT_TORCH:-}" ]; then
   # A pip constraint on the machine may cap torch below the version asked for: this venv ignores it.

@@ -8,7 +8,7 @@ import yaml
 from helpers import copy_project
 
 EXPECTED_FILES = [
-    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py",
+    ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py", "CMakeLists.txt",
     ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
     "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
@@ -37,7 +37,7 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     dependencies = (project / "pyproject.toml").read_text()
     assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
-    expected = {"lint", "cpu", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    expected = {"lint", "cpu", "cmake", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
     assert set(jobs) == expected
     guide = (project / "docs/opgen.md").read_text()
     assert ("torch from 2.10 on" in guide) == (torch_api == "stable")
@@ -54,6 +54,9 @@ def test_answers_reach_every_file(tmp_path, template_repo):
     assert "torch.ops.fk" in (project / "README.md").read_text()
     assert "torch.ops.fk" in (project / "docs/opgen.md").read_text()
     assert "fastk._C" in (project / "setup.py").read_text()
+    cmakelists = (project / "CMakeLists.txt").read_text()
+    assert "project(fastk " in cmakelists and '"${PROJECT_SOURCE_DIR}/fastk/_build.py"' in cmakelists
+    assert 'TORCH_CUDA_ARCH_LIST (default "8.0;9.0+PTX")' in cmakelists
 
 
 def test_package_name_defaults_from_project_name(tmp_path, template_repo):
@@ -132,3 +135,18 @@ def test_copyright_year_defaults_to_this_year(project):
     answers = yaml.safe_load((project / ".copier-answers.yml").read_text())
     assert answers["copyright_year"] == str(datetime.date.today().year)
     assert f"Copyright {answers['copyright_year']} Your Name" in (project / "LICENSE").read_text()
+
+
+def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
+    """CMakeLists.txt takes the architectures from _build.py: TORCH_CUDA_ARCH_LIST's meaning, CMake's words."""
+    import importlib.util
+
+    project = copy_project(template_repo, tmp_path / "p")
+    spec = importlib.util.spec_from_file_location("p_build", project / "my_ops" / "_build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    assert build.cmake_cuda_architectures("9.0") == "90-real"  # SASS only, as -gencode arch=compute_90,code=sm_90
+    assert build.cmake_cuda_architectures("8.0;9.0+PTX") == "80-real;90"  # +PTX: the PTX as well
+    assert build.cmake_cuda_architectures("8.6 9.0a") == "86-real;90a-real"
+    with pytest.raises(ValueError, match="CMAKE_CUDA_ARCHITECTURES"):
+        build.cmake_cuda_architectures("Hopper")

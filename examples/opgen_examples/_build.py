@@ -179,7 +179,7 @@ def compile_flags(with_cuda: bool) -> dict[str, list[str]]:
     }
 
 
-def write_build_info(with_cuda: bool) -> None:
+def write_build_info(with_cuda: bool, path: Path = BUILD_INFO, cuda_arch_list: str | None = None) -> None:
     import torch
 
     built_with = torch.__version__.split("+")[0]
@@ -189,11 +189,110 @@ def write_build_info(with_cuda: bool) -> None:
         "built_with_torch": built_with,
         "runs_on_torch": f">={MIN_STABLE_TORCH[0]}.{MIN_STABLE_TORCH[1]}" if stable_binary() else f"=={built_with}",
         "cuda": torch.version.cuda if with_cuda else None,
-        "cuda_arch_list": os.environ.get("TORCH_CUDA_ARCH_LIST") if with_cuda else None,
+        "cuda_arch_list": (cuda_arch_list or os.environ.get("TORCH_CUDA_ARCH_LIST")) if with_cuda else None,
         "ops": op_names(),
     }
-    BUILD_INFO.write_text(json.dumps(info, indent=2) + "\n")
+    path.write_text(json.dumps(info, indent=2) + "\n")
 
 
 def log(message: str) -> None:
     print(f"[{PACKAGE}] {message}", file=sys.stderr)
+
+
+# CMake: CMakeLists.txt runs `python <package>/_build.py cmake <build folder>` and includes what it
+# writes, so the CMake build compiles the same sources with the same flags as setup.py.
+
+PY_LIMITED_API = "0x030A0000"  # CPython 3.10, the cp310-abi3 tag of setup.py's stable wheel
+
+
+def cmake_cuda_architectures(arch_list: str) -> str:
+    """TORCH_CUDA_ARCH_LIST in CMake's terms: "8.0;9.0+PTX" -> "80-real;90" (+PTX: the PTX as well)."""
+    archs = []
+    for entry in arch_list.replace(" ", ";").split(";"):
+        match = re.fullmatch(r"(\d+)\.(\d+)([a-z]?)(\+PTX)?", entry.strip())
+        if entry.strip() and not match:
+            raise ValueError(f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not like 9.0 or 9.0+PTX: "
+                             "set it so, or pass -DCMAKE_CUDA_ARCHITECTURES")
+        if match:
+            archs.append(f"{match[1]}{match[2]}{match[3]}" + ("" if match[4] else "-real"))
+    return ";".join(archs)
+
+
+def cmake_config(cpu_only: bool = False, cuda_architectures: str | None = None) -> dict[str, object]:
+    """What CMakeLists.txt needs: the sources and flags of setup.py, and torch's paths."""
+    with_cuda = not cpu_only and cuda_build_enabled()  # before cpp_extension is imported, as in setup.py
+    import torch
+    from torch.utils import cpp_extension
+
+    stable = stable_binary()
+    version = tuple(int(n) for n in re.findall(r"\d+", torch.__version__)[:2])
+    arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH_LIST)
+    # What torch.utils.cpp_extension adds to every extension (and Py_LIMITED_API to an abi3 one).
+    defines = ["TORCH_API_INCLUDE_EXTENSION_H", "TORCH_EXTENSION_NAME=_C",
+               f"_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
+    flags = compile_flags(with_cuda=False)  # the CUDA library headers go to CUDA_LIBRARY_INCLUDE_DIRS
+    return {
+        "PACKAGE": PACKAGE,
+        "TORCH_API": TORCH_API,
+        "STABLE_BINARY": stable,
+        "OPS": op_names(),
+        "SOURCES": [str(p) for p in extension_sources(with_cuda)],
+        # Folders whose entries decide the sources: a new op or file there re-runs the configure step.
+        "CONFIGURE_DEPENDS": [str(CSRC), *(str(d) for d in sorted(CSRC.iterdir()) if d.is_dir()), __file__],
+        "INCLUDE_DIRS": include_dirs(),
+        "DEFINES": defines + ([f"Py_LIMITED_API={PY_LIMITED_API}"] if stable else []),
+        "CXX_FLAGS": flags["cxx"],
+        "CUDA_FLAGS": cpp_extension.COMMON_NVCC_FLAGS + flags["nvcc"],
+        # cpp_extension compiles with C++20 from torch 2.13 on (and torch 2.15's headers need it), C++17 before.
+        "CXX_STANDARD": 20 if version >= (2, 13) else 17,
+        "LIBRARY_SUFFIX": ".abi3.so" if stable else sysconfig.get_config_var("EXT_SUFFIX"),
+        "PYTHON_INCLUDE_DIR": sysconfig.get_paths()["include"],
+        "TORCH_VERSION": torch.__version__,
+        "TORCH_CMAKE_PREFIX_PATH": torch.utils.cmake_prefix_path,
+        "TORCH_INCLUDE_DIRS": cpp_extension.include_paths(),
+        "TORCH_LIBRARY_DIR": cpp_extension.library_paths()[0],
+        # No libtorch_python: the ops need none of torch's Python bindings (and an abi3 module must not).
+        "TORCH_LIBRARIES": ["c10", "torch", "torch_cpu"] + (["c10_cuda", "torch_cuda"] if with_cuda else []),
+        "WITH_CUDA": with_cuda,
+        "CUDA_HOME": os.environ.get("CUDA_HOME", "") if with_cuda else "",
+        "CUDA_ARCHITECTURES": (cuda_architectures or cmake_cuda_architectures(arch_list)) if with_cuda else "",
+        "CUDA_LIBRARY_INCLUDE_DIRS": cuda_library_include_dirs() if with_cuda else [],
+    }
+
+
+def _cmake_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    text = ";".join(map(str, value)) if isinstance(value, list) else str(value)
+    return '"' + text.replace("\\", "/").replace('"', '\\"').replace("$", "\\$") + '"'
+
+
+def write_cmake_config(build_dir: Path, cpu_only: bool = False, cuda_architectures: str | None = None) -> None:
+    """<build dir>/opgen_config.cmake for CMakeLists.txt, and the `_build_info.json` that the package
+    checks before it loads the library from there."""
+    config = cmake_config(cpu_only, cuda_architectures)
+    build_dir.mkdir(parents=True, exist_ok=True)
+    lines = [f"set(OPGEN_{key} {_cmake_value(value)})" for key, value in config.items()]
+    (build_dir / "opgen_config.cmake").write_text("# Written by _build.py on each configure.\n" + "\n".join(lines) + "\n")
+    write_build_info(config["WITH_CUDA"], build_dir / BUILD_INFO.name, cuda_architectures)
+    log(f"{'CUDA' if config['WITH_CUDA'] else 'CPU-only'} CMake build ({TORCH_API} torch API) of {len(config['OPS'])} "
+        f"op(s): {', '.join(config['OPS']) or '-'}")
+
+
+if __name__ == "__main__":
+    # `python _build.py` puts this package's folder first on sys.path, where its ops/, jit.py and
+    # testing.py could shadow modules that torch imports.
+    sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Writes what CMakeLists.txt needs into a build folder.")
+    parser.add_argument("command", choices=["cmake"])
+    parser.add_argument("build_dir", type=Path)
+    parser.add_argument("--cpu-only", action="store_true", help="as OPGEN_CPU_ONLY=1")
+    parser.add_argument("--cuda-architectures", help="CMAKE_CUDA_ARCHITECTURES given to CMake, if any (80,90)")
+    args = parser.parse_args()
+    try:
+        archs = args.cuda_architectures.replace(",", ";") if args.cuda_architectures else None
+        write_cmake_config(args.build_dir.resolve(), args.cpu_only, archs)
+    except (ImportError, ValueError) as error:
+        sys.exit(f"[{PACKAGE}] {error}")

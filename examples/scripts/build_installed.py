@@ -1,4 +1,4 @@
-"""Way 3 of three to build custom ops: setup.py (pip install --no-build-isolation -e .) compiles every
+"""Way 3 of four to build custom ops: setup.py (pip install --no-build-isolation -e .) compiles every
 op into one extension, opgen_examples._C, that `import opgen_examples` loads. Its ops are then
 called through the Python wrappers (opgen_examples.<op>) or the dispatcher (torch.ops.examples.<op>).
 
@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 os.environ.pop("OPGEN_JIT", None)  # the installed `_C`, not JIT builds
+os.environ["OPGEN_LIBRARY"] = "0"  # nor a CMake build (scripts/build_cmake.py) in build/cmake
 sys.path.append(str(Path(__file__).resolve().parent.parent))  # only if the package is not installed
 
 import opgen_examples  # noqa: E402

@@ -1,4 +1,4 @@
-"""Way 2 of three to build a custom op: torch.utils.cpp_extension.load on the op's files.
+"""Way 2 of four to build a custom op: torch.utils.cpp_extension.load on the op's files.
 
 opgen_examples.jit.load("vector_add") compiles csrc/vector_add/*.cpp (and *.cu where CUDA builds are
 possible: torch with CUDA and a toolkit, OPGEN_CPU_ONLY unset) into a library whose TORCH_LIBRARY

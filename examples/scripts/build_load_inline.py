@@ -1,4 +1,4 @@
-"""Way 1 of three to build a custom op: torch.utils.cpp_extension.load_inline, sources as strings.
+"""Way 1 of four to build a custom op: torch.utils.cpp_extension.load_inline, sources as strings.
 
 A vector add, registered with TORCH_LIBRARY under a namespace of its own (inline_demo) and called as
 torch.ops.inline_demo.vector_add: no pybind11 module (is_python_module=False), so torch.compile and

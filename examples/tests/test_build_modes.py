@@ -1,11 +1,13 @@
-"""The three ways to build the ops (load_inline, load of the op files, the installed `_C`) and a
-torch.compile'd model of several ops: each script in scripts/ runs in a fresh process and prints
+"""The four ways to build the ops (load_inline, load of the op files, the installed `_C`, CMake) and
+a torch.compile'd model of several ops: each script in scripts/ runs in a fresh process and prints
 its OK line. The first two compile C++ (CPU only unless a GPU is present) into a temporary
-TORCH_EXTENSIONS_DIR, so they take a minute or so each."""
+TORCH_EXTENSIONS_DIR, CMake every op into a temporary build folder, so they take a minute or more each."""
 from __future__ import annotations
 
 import functools
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -30,8 +32,8 @@ def script_env(extensions_dir: Path) -> dict:
     return env
 
 
-def run_script(name: str, env: dict) -> str:
-    result = subprocess.run([sys.executable, f"scripts/{name}.py"], cwd=PROJECT, env=env, capture_output=True,
+def run_script(name: str, env: dict, *args: str) -> str:
+    result = subprocess.run([sys.executable, f"scripts/{name}.py", *args], cwd=PROJECT, env=env, capture_output=True,
                             text=True, timeout=TIMEOUT_S)
     assert result.returncode == 0, f"scripts/{name}.py failed:\n{result.stdout}\n{result.stderr[-5000:]}"
     return result.stdout
@@ -41,6 +43,7 @@ def run_script(name: str, env: dict) -> str:
 def installed_extension_error() -> str | None:
     """Why opgen_examples._C cannot be imported (checked in a clean process), or None."""
     env = {k: v for k, v in os.environ.items() if k != "OPGEN_JIT"}
+    env["OPGEN_LIBRARY"] = "0"  # the package's own `_C`, not a CMake build in build/cmake
     result = subprocess.run([sys.executable, "-c", "import opgen_examples._C"], cwd=PROJECT, env=env,
                             capture_output=True, text=True, timeout=300)
     return None if result.returncode == 0 else (result.stderr.strip().splitlines() or ["?"])[-1]
@@ -72,6 +75,14 @@ def test_installed(extensions_dir):
     out = run_script("build_installed", script_env(extensions_dir))
     assert "OK build_installed: opgen_examples._C loaded;" in out, out
     assert f"PyTorch on {devices_line()} for vector_add, scale, fused_relu_scale, gelu_approx" in out, out
+
+
+def test_cmake(extensions_dir):
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    out = run_script("build_cmake", script_env(extensions_dir), str(extensions_dir / "cmake"))
+    assert re.search(r"OK build_cmake: _C\.\S+\.so built by CMake \((CUDA|CPU-only), 12 ops, compile_commands", out), out
+    assert f"match PyTorch on {devices_line()}" in out, out
 
 
 def test_compiled_model(extensions_dir):
