@@ -6,6 +6,7 @@
 Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
 jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
 """
+
 import importlib.util
 import sys
 from pathlib import Path
@@ -31,8 +32,10 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtensio
 Extension = CUDAExtension if with_cuda else CppExtension
 sources = [str(p.relative_to(ROOT)) for p in build.extension_sources(with_cuda)]
 stable = build.stable_binary()
-build.log(f"{'CUDA' if with_cuda else 'CPU-only'} build ({build.TORCH_API} torch API) of {len(build.op_names())} "
-          f"op(s): {', '.join(build.op_names()) or '-'}")
+build.log(
+    f"{'CUDA' if with_cuda else 'CPU-only'} build ({build.TORCH_API} torch API) of {len(build.op_names())} "
+    f"op(s): {', '.join(build.op_names()) or '-'}"
+)
 if build.TORCH_API == "stable" and not stable:
     build.log(f"ops on the full ATen API ({', '.join(build.ops_using_aten())}): the binary fits only this torch")
 build.write_build_info(with_cuda)

@@ -40,7 +40,7 @@ def test_untouched_op_skeleton_files_match_the_op_templates():
     for op, entry in MANIFEST["ops"].items():
         ctx = render.context(op, ANSWERS["package_name"], ANSWERS["namespace"], entry["kind"], entry.get("schema"),
                              entry.get("with_out", False))
-        files = render.render_op(entry["kind"], ctx)
+        files = render.render_op(entry["kind"], ctx, EXAMPLES)
         for path, recorded in entry["files"].items():
             current = EXAMPLES / path
             if current.is_file() and manifest.digest(current.read_bytes()) == recorded:

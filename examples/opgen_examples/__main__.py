@@ -1,4 +1,5 @@
 """`python -m opgen_examples`: what is built, and where to go next."""
+
 import torch
 
 from . import _build, _extension, loaded_ops
@@ -11,9 +12,12 @@ def main() -> None:
         print(f"  JIT builds ({_extension.JIT_ENV}) of: {', '.join(loaded_ops)}")
     elif info:
         api = info.get("torch_api")
-        print(f"  build: torch_api {api}, built with torch {info.get('built_with_torch')}, runs on torch "
-              f"{info.get('runs_on_torch')}")
-        print(f"  CUDA kernels: {'yes, for ' + str(info.get('cuda_arch_list')) if info.get('cuda') else 'no (CPU-only build)'}")
+        print(
+            f"  build: torch_api {api}, built with torch {info.get('built_with_torch')}, runs on torch "
+            f"{info.get('runs_on_torch')}"
+        )
+        cuda = f"yes, for {info.get('cuda_arch_list')}" if info.get("cuda") else "no (CPU-only build)"
+        print(f"  CUDA kernels: {cuda}")
     has = torch._C._dispatch_has_kernel_for_dispatch_key
     built = _extension.built_ops(loaded_ops)
     print(f"  ops (torch.ops.{_build.NAMESPACE}.*):")
@@ -24,9 +28,11 @@ def main() -> None:
         name = f"{_build.NAMESPACE}::{op}"
         devices = [key for key in ("CPU", "CUDA") if has(name, key)]
         print(f"    {op:24s} {' '.join(devices) or 'no kernels'}")
-    print("Next: an op's math is in csrc/<op>/<op>.h (blank ops: <op>.cpp and <op>_cuda.cu), its reference and SPEC in "
-          "opgen_examples/ops/<op>.py; `opgen new <op> --schema \"(Tensor a, float s) -> Tensor\"` adds one; "
-          "`python -m pytest` tests them all.")
+    print(
+        "Next: an op's math is in csrc/<op>/<op>.h (blank ops: <op>.cpp and <op>_cuda.cu), its reference and SPEC in "
+        'opgen_examples/ops/<op>.py; `opgen new <op> --schema "(Tensor a, float s) -> Tensor"` adds one; '
+        "`python -m pytest` tests them all."
+    )
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 Stdlib only at import time, so setup.py can load this file without importing the package.
 """
+
 from __future__ import annotations
 
 import json
@@ -96,8 +97,11 @@ def ops_using_aten() -> list[str]:
     """The ops built with the full ATen API: every op in an "aten" project, else those that opt in."""
     if TORCH_API == "aten":
         return op_names()
-    return [op for op in op_names()
-            if any(ATEN_OPT_IN in p.read_text(errors="replace") for p in op_sources(op, with_cuda=True))]
+    return [
+        op
+        for op in op_names()
+        if any(ATEN_OPT_IN in p.read_text(errors="replace") for p in op_sources(op, with_cuda=True))
+    ]
 
 
 def stable_binary() -> bool:
@@ -211,8 +215,10 @@ def cmake_cuda_architectures(arch_list: str) -> str:
     for entry in arch_list.replace(" ", ";").split(";"):
         match = re.fullmatch(r"(\d+)\.(\d+)([a-z]?)(\+PTX)?", entry.strip())
         if entry.strip() and not match:
-            raise ValueError(f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not like 9.0 or 9.0+PTX: "
-                             "set it so, or pass -DCMAKE_CUDA_ARCHITECTURES")
+            raise ValueError(
+                f"TORCH_CUDA_ARCH_LIST entry {entry!r} is not like 9.0 or 9.0+PTX: "
+                "set it so, or pass -DCMAKE_CUDA_ARCHITECTURES"
+            )
         if match:
             archs.append(f"{match[1]}{match[2]}{match[3]}" + ("" if match[4] else "-real"))
     return ";".join(archs)
@@ -228,8 +234,11 @@ def cmake_config(cpu_only: bool = False, cuda_architectures: str | None = None) 
     version = tuple(int(n) for n in re.findall(r"\d+", torch.__version__)[:2])
     arch_list = os.environ.get("TORCH_CUDA_ARCH_LIST", DEFAULT_CUDA_ARCH_LIST)
     # What torch.utils.cpp_extension adds to every extension (and Py_LIMITED_API to an abi3 one).
-    defines = ["TORCH_API_INCLUDE_EXTENSION_H", "TORCH_EXTENSION_NAME=_C",
-               f"_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}"]
+    defines = [
+        "TORCH_API_INCLUDE_EXTENSION_H",
+        "TORCH_EXTENSION_NAME=_C",
+        f"_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+    ]
     flags = compile_flags(with_cuda=False)  # the CUDA library headers go to CUDA_LIBRARY_INCLUDE_DIRS
     return {
         "PACKAGE": PACKAGE,
@@ -273,10 +282,14 @@ def write_cmake_config(build_dir: Path, cpu_only: bool = False, cuda_architectur
     config = cmake_config(cpu_only, cuda_architectures)
     build_dir.mkdir(parents=True, exist_ok=True)
     lines = [f"set(OPGEN_{key} {_cmake_value(value)})" for key, value in config.items()]
-    (build_dir / "opgen_config.cmake").write_text("# Written by _build.py on each configure.\n" + "\n".join(lines) + "\n")
+    (build_dir / "opgen_config.cmake").write_text(
+        "# Written by _build.py on each configure.\n" + "\n".join(lines) + "\n"
+    )
     write_build_info(config["WITH_CUDA"], build_dir / BUILD_INFO.name, cuda_architectures)
-    log(f"{'CUDA' if config['WITH_CUDA'] else 'CPU-only'} CMake build ({TORCH_API} torch API) of {len(config['OPS'])} "
-        f"op(s): {', '.join(config['OPS']) or '-'}")
+    log(
+        f"{'CUDA' if config['WITH_CUDA'] else 'CPU-only'} CMake build ({TORCH_API} torch API) of {len(config['OPS'])} "
+        f"op(s): {', '.join(config['OPS']) or '-'}"
+    )
 
 
 if __name__ == "__main__":

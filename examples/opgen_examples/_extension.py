@@ -1,4 +1,5 @@
 """Loads the compiled operators: the installed `_C` extension, or JIT builds of csrc/."""
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,10 @@ def built_ops(loaded: list[str] | None) -> set[str]:
 
 
 def not_built_message(op: str) -> str:
-    return (f"op {op!r} is in csrc/ but not in the installed build of opgen_examples: run "
-            f"`pip install --no-build-isolation -e .` in the project, or set {JIT_ENV}={op} to compile it on import")
+    return (
+        f"op {op!r} is in csrc/ but not in the installed build of opgen_examples: run "
+        f"`pip install --no-build-isolation -e .` in the project, or set {JIT_ENV}={op} to compile it on import"
+    )
 
 
 def build_info(path: Path | None = None) -> dict | None:
@@ -95,22 +98,28 @@ def check_torch_version(running: str | None = None, info_path: Path | None = Non
         if torch_version(running)[:2] < needed:
             raise ImportError(
                 f"opgen_examples is built on the torch stable ABI and needs torch >= {needed[0]}.{needed[1]}; "
-                f"this is torch {running}: upgrade torch (pip install 'torch>={needed[0]}.{needed[1]}')")
+                f"this is torch {running}: upgrade torch (pip install 'torch>={needed[0]}.{needed[1]}')"
+            )
     elif torch_version(running) != torch_version(built):
         raise ImportError(
             f"opgen_examples._C was built with torch {built} and uses the full ATen API, which ties a binary to "
-            f"one torch, but this is torch {running}: {REBUILD}")
+            f"one torch, but this is torch {running}: {REBUILD}"
+        )
 
 
 def _load_failure_hint(message: str) -> str:
     if "No module named" in message or "cannot import name '_C'" in message:  # the latter: `from . import _C`
-        return (f"it is not built: run `pip install --no-build-isolation -e .` in the project (or build it with "
-                f"CMake: README), or set {JIT_ENV}=1 to compile csrc/ when the package is imported")
+        return (
+            f"it is not built: run `pip install --no-build-isolation -e .` in the project (or build it with "
+            f"CMake: README), or set {JIT_ENV}=1 to compile csrc/ when the package is imported"
+        )
     if "undefined symbol" in message:
         return f"it does not fit this torch ({REBUILD})"
     if "libtorch_cuda" in message or "libc10_cuda" in message or "libcudart" in message:
-        return ("it was built with CUDA kernels but this torch has no CUDA; install a CUDA torch, or build "
-                "CPU-only with OPGEN_CPU_ONLY=1")
+        return (
+            "it was built with CUDA kernels but this torch has no CUDA; install a CUDA torch, or build "
+            "CPU-only with OPGEN_CPU_ONLY=1"
+        )
     return REBUILD
 
 
@@ -136,8 +145,10 @@ def cmake_library() -> Path | None:
         if (where / f"_C{suffix}").is_file():
             return where / f"_C{suffix}"
     if value:
-        raise ImportError(f"{LIBRARY_ENV}={value} holds no _C library for this Python: build it "
-                          f"(cmake --build <folder>), or unset {LIBRARY_ENV} to load the package's `_C`")
+        raise ImportError(
+            f"{LIBRARY_ENV}={value} holds no _C library for this Python: build it "
+            f"(cmake --build <folder>), or unset {LIBRARY_ENV} to load the package's `_C`"
+        )
     return None
 
 
@@ -154,5 +165,5 @@ def load_library(path: Path) -> None:
     except ImportError as error:
         raise ImportError(f"{path} could not be loaded: {_load_failure_hint(str(error))} ({error})") from error
     sys.modules[spec.name] = module
-    setattr(sys.modules[__package__], "_C", module)  # as `from . import _C` would
+    sys.modules[__package__]._C = module  # as `from . import _C` would
     _library = path

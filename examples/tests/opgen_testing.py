@@ -3,12 +3,14 @@ a float64 reference, the standard op checks (gradcheck, opcheck, torch.compile),
 arguments an op's spec declares. tests/test_opgen_conformance.py runs them over every op; an op's
 own tests/test_<op>.py uses them for what is special to it.
 """
+
 from __future__ import annotations
 
 import importlib
 import math
 import pkgutil
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 import torch
@@ -19,7 +21,9 @@ HAS_CUDA = torch.cuda.is_available()
 requires_cuda = pytest.mark.skipif(not HAS_CUDA, reason="no CUDA device here: CUDA kernels are tested on a GPU machine")
 
 requires_two_cuda_devices = pytest.mark.skipif(
-    torch.cuda.device_count() < 2, reason="fewer than 2 CUDA devices here: device-guard tests run on a multi-GPU machine")
+    torch.cuda.device_count() < 2,
+    reason="fewer than 2 CUDA devices here: device-guard tests run on a multi-GPU machine",
+)
 
 DEVICES = ["cpu", pytest.param("cuda", marks=requires_cuda)]
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64]
@@ -50,8 +54,14 @@ def _random(shape: Sequence[int], dtype: torch.dtype, device, low: float, high: 
     return torch.randint(lo, hi + 1, tuple(shape), dtype=torch.int64, device=device).to(dtype)
 
 
-def make_tensor(shape: Sequence[int], dtype: torch.dtype = torch.float32, device="cpu", layout: str = "contiguous",
-                low: float = -4.0, high: float = 4.0) -> torch.Tensor:
+def make_tensor(
+    shape: Sequence[int],
+    dtype: torch.dtype = torch.float32,
+    device="cpu",
+    layout: str = "contiguous",
+    low: float = -4.0,
+    high: float = 4.0,
+) -> torch.Tensor:
     """Fresh random values of `shape`, laid out in memory as `layout` says:
 
     contiguous; transposed (dims reversed in memory); strided (every other element of a wider
@@ -116,8 +126,14 @@ def all_specs() -> list[OpSpec]:
     return specs
 
 
-def spec_cases(specs: Sequence[OpSpec], *, dtypes: bool = False, shapes: bool = False,
-               where: Callable[[OpSpec], bool] = lambda spec: True, devices: Sequence[str] = ("cpu", "cuda")) -> list:
+def spec_cases(
+    specs: Sequence[OpSpec],
+    *,
+    dtypes: bool = False,
+    shapes: bool = False,
+    where: Callable[[OpSpec], bool] = lambda spec: True,
+    devices: Sequence[str] = ("cpu", "cuda"),
+) -> list:
     """pytest params (spec, device, dtype, shape): every spec that `where` keeps, on each of `devices`
     it supports (CUDA cases skip without a GPU), with each of its dtypes (else float32) and, if asked,
     each of its shapes (else None)."""
@@ -127,10 +143,15 @@ def spec_cases(specs: Sequence[OpSpec], *, dtypes: bool = False, shapes: bool = 
             continue
         for device in [d for d in spec.devices if d in devices]:
             marks = [requires_cuda] if device == "cuda" else []
-            for dtype in spec.dtypes if dtypes else [spec.dtypes[0] if torch.float32 not in spec.dtypes else torch.float32]:
+            for dtype in (
+                spec.dtypes if dtypes else [spec.dtypes[0] if torch.float32 not in spec.dtypes else torch.float32]
+            ):
                 for shape in (spec.shapes or SHAPES) if shapes else [None]:
-                    case_id = "-".join([spec.name, device] + ([str(dtype)[6:]] if dtypes else []) +
-                                       (["x".join(map(str, shape)) or "scalar"] if shapes else []))
+                    case_id = "-".join(
+                        [spec.name, device]
+                        + ([str(dtype)[6:]] if dtypes else [])
+                        + (["x".join(map(str, shape)) or "scalar"] if shapes else [])
+                    )
                     params.append(pytest.param(spec, device, dtype, shape, id=case_id, marks=marks))
     return params
 
@@ -138,6 +159,7 @@ def spec_cases(specs: Sequence[OpSpec], *, dtypes: bool = False, shapes: bool = 
 def draw(spec: OpSpec, shape: Sequence[int], dtype: torch.dtype, device, layout: str = "contiguous") -> dict[str, Any]:
     """Fresh arguments for one call of spec's op: each TensorArg drawn at its shape, dtype and
     domain, laid out as `layout`; scalars as declared. An out= op gets an uninitialized `out`."""
+
     def drawn(value):
         if isinstance(value, TensorArg):
             arg_shape = tuple(shape) if value.shape is None else tuple(value.shape(tuple(shape)))
@@ -164,8 +186,11 @@ def call(spec: OpSpec, args: dict[str, Any]):
 
 def reference_in_float64(spec: OpSpec, args: dict[str, Any]):
     """The reference on float64 copies of the floating-point arguments (without `out`)."""
-    widened = {name: value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
-               for name, value in args.items() if name != spec.out}
+    widened = {
+        name: value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+        for name, value in args.items()
+        if name != spec.out
+    }
     return spec.reference(**widened)
 
 
@@ -182,8 +207,9 @@ def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Se
         assert a.shape == e.shape, f"shape {tuple(a.shape)}, expected {tuple(e.shape)}"
         # The exact result rounded to the op's dtype (so a value past its range is inf on both sides).
         e = e.to(a.dtype) if a.is_floating_point() else e
-        torch.testing.assert_close(a.double().cpu(), e.double().cpu(), rtol=rtol, atol=atol, equal_nan=True,
-                                   check_dtype=False)
+        torch.testing.assert_close(
+            a.double().cpu(), e.double().cpu(), rtol=rtol, atol=atol, equal_nan=True, check_dtype=False
+        )
 
 
 def check_backward_op(backward_op: Callable, forward: Callable, grad: torch.Tensor, x: torch.Tensor) -> None:

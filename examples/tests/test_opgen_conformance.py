@@ -3,11 +3,13 @@
 Owned by the template: `copier update` brings new and fixed checks to every op, the existing ones
 too. An op's own tests/test_<op>.py holds only what is special to it.
 """
+
 import threading
 
-import opgen_testing as testing
 import pytest
 import torch
+
+import opgen_testing as testing
 
 SPECS = testing.all_specs()
 CASES = "spec, device, dtype, shape"

@@ -1,5 +1,6 @@
 """The package loads its compiled ops, and every built op folder under csrc/ has its Python side.
 (An op not built yet is reported by test_opgen_conformance.py::test_every_op_is_built.)"""
+
 import importlib
 
 import torch

@@ -56,7 +56,8 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
     recorded = manifest.load(project.root)
     if not force and (name in project.existing_ops() or name in recorded["ops"]):
         raise OpgenError(f"op {name!r} already exists in {project.root}: pick another name, or pass --force to overwrite it")
-    files = render.render_op(kind, render.context(name, project.package, project.namespace, kind, schema, with_out))
+    ctx = render.context(name, project.package, project.namespace, kind, schema, with_out)
+    files = render.render_op(kind, ctx, project.root)
     clashes = [path for path in files if (project.root / path).exists()]
     if clashes and not force:
         raise OpgenError(f"would overwrite {', '.join(clashes)}: pass --force to overwrite")

@@ -5,7 +5,7 @@ from pathlib import Path, PurePosixPath
 
 import jinja2
 
-from . import opmodel
+from . import formatting, opmodel
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".jinja"
@@ -39,8 +39,9 @@ def context(op: str, package: str, namespace: str, kind: str, schema: str | None
     }
 
 
-def render_op(kind: str, ctx: dict) -> dict[str, str]:
-    """{project-relative posix path: file text} for every template of `kind`."""
+def render_op(kind: str, ctx: dict, project_root: Path | None = None) -> dict[str, str]:
+    """{project-relative posix path: file text} for every template of `kind`, formatted with the
+    tools and settings of the project at `project_root` (as rendered without one)."""
     env = _environment()
     root = TEMPLATES / kind
     files = {}
@@ -48,4 +49,4 @@ def render_op(kind: str, ctx: dict) -> dict[str, str]:
         relative = PurePosixPath(path.relative_to(TEMPLATES).as_posix())
         target = env.from_string(str(PurePosixPath(*relative.parts[1:]))[: -len(SUFFIX)]).render(ctx)
         files[target] = env.get_template(str(relative)).render(ctx)
-    return files
+    return formatting.format_files(project_root, files) if project_root is not None else files

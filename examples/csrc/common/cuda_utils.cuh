@@ -69,26 +69,26 @@ inline unsigned int grid_size(int64_t n, int64_t per_block) {
 }  // namespace examples::opgen
 
 // OPGEN_CUDA_CHECK(cudaFoo(...)) throws, naming the CUDA error, unless the call returns cudaSuccess.
-#define OPGEN_CUDA_CHECK(EXPR) ::examples::opgen::cuda::check((EXPR), #EXPR, __FILE__, __LINE__)
+#define OPGEN_CUDA_CHECK(EXPR) OPGEN_NAMESPACE::cuda::check((EXPR), #EXPR, __FILE__, __LINE__)
 // After a <<<...>>> launch: a bad configuration (too many threads, shared memory, ...) fails here.
-#define OPGEN_CUDA_LAUNCH_CHECK() ::examples::opgen::cuda::check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
+#define OPGEN_CUDA_LAUNCH_CHECK() OPGEN_NAMESPACE::cuda::check(cudaGetLastError(), "kernel launch", __FILE__, __LINE__)
 
 // OPGEN_CUDA_DISPATCH_FLOATING(buffer.dtype, "name", [&] { ... scalar_t ... }) runs the lambda with
 // scalar_t the CUDA type of a float32, float64, float16 or bfloat16 dtype; other dtypes throw.
 #define OPGEN_CUDA_DISPATCH_CASE_(ENUM, TYPE, ...) \
-  case ::examples::opgen::DType::ENUM: {                     \
+  case OPGEN_NAMESPACE::DType::ENUM: {             \
     using scalar_t = TYPE;                         \
     __VA_ARGS__();                                 \
     break;                                         \
   }
-#define OPGEN_CUDA_DISPATCH_FLOATING(DTYPE, NAME, ...)                   \
-  [&] {                                                                  \
-    switch (DTYPE) {                                                     \
-      OPGEN_CUDA_DISPATCH_CASE_(Float, float, __VA_ARGS__)               \
-      OPGEN_CUDA_DISPATCH_CASE_(Double, double, __VA_ARGS__)             \
-      OPGEN_CUDA_DISPATCH_CASE_(Half, __half, __VA_ARGS__)               \
-      OPGEN_CUDA_DISPATCH_CASE_(BFloat16, __nv_bfloat16, __VA_ARGS__)    \
-      default:                                                           \
-        ::examples::opgen::cuda::unsupported_dtype(NAME, DTYPE);                   \
-    }                                                                    \
+#define OPGEN_CUDA_DISPATCH_FLOATING(DTYPE, NAME, ...)                \
+  [&] {                                                               \
+    switch (DTYPE) {                                                  \
+      OPGEN_CUDA_DISPATCH_CASE_(Float, float, __VA_ARGS__)            \
+      OPGEN_CUDA_DISPATCH_CASE_(Double, double, __VA_ARGS__)          \
+      OPGEN_CUDA_DISPATCH_CASE_(Half, __half, __VA_ARGS__)            \
+      OPGEN_CUDA_DISPATCH_CASE_(BFloat16, __nv_bfloat16, __VA_ARGS__) \
+      default:                                                        \
+        OPGEN_NAMESPACE::cuda::unsupported_dtype(NAME, DTYPE);        \
+    }                                                                 \
   }()

@@ -20,6 +20,9 @@
 #define OPGEN_HOST_DEVICE
 #endif
 
+// The helpers' namespace, fully qualified, for the macros that name them.
+#define OPGEN_NAMESPACE ::examples::opgen
+
 namespace examples::opgen {
 
 // The dtypes kernels see, numbered as torch numbers its ScalarType (torch_api.h checks this).
@@ -54,7 +57,9 @@ struct Buffer {
 struct CudaStream {
   void* handle = nullptr;
 #ifdef __CUDACC__
-  operator cudaStream_t() const { return static_cast<cudaStream_t>(handle); }
+  operator cudaStream_t() const {
+    return static_cast<cudaStream_t>(handle);
+  }
 #endif
 };
 
@@ -62,8 +67,12 @@ struct CudaStream {
 template <typename T, int K>
 struct Array {
   T v[K];
-  OPGEN_HOST_DEVICE T& operator[](int i) { return v[i]; }
-  OPGEN_HOST_DEVICE const T& operator[](int i) const { return v[i]; }
+  OPGEN_HOST_DEVICE T& operator[](int i) {
+    return v[i];
+  }
+  OPGEN_HOST_DEVICE const T& operator[](int i) const {
+    return v[i];
+  }
 };
 
 // The gradients of an element-wise function with respect to each of its K inputs.

@@ -83,9 +83,11 @@
 #endif
 
 // float32, float64, float16 and bfloat16: the dtypes of the generated floating-point ops.
-#define OPGEN_DISPATCH_CASE_FLOATING(...)                                                      \
-  OPGEN_DISPATCH_CASE(::examples::opgen::kFloat, __VA_ARGS__) OPGEN_DISPATCH_CASE(::examples::opgen::kDouble, __VA_ARGS__) \
-  OPGEN_DISPATCH_CASE(::examples::opgen::kHalf, __VA_ARGS__) OPGEN_DISPATCH_CASE(::examples::opgen::kBFloat16, __VA_ARGS__)
+#define OPGEN_DISPATCH_CASE_FLOATING(...)                    \
+  OPGEN_DISPATCH_CASE(OPGEN_NAMESPACE::kFloat, __VA_ARGS__)  \
+  OPGEN_DISPATCH_CASE(OPGEN_NAMESPACE::kDouble, __VA_ARGS__) \
+  OPGEN_DISPATCH_CASE(OPGEN_NAMESPACE::kHalf, __VA_ARGS__)   \
+  OPGEN_DISPATCH_CASE(OPGEN_NAMESPACE::kBFloat16, __VA_ARGS__)
 #define OPGEN_DISPATCH_FLOATING(TYPE, NAME, ...) \
   OPGEN_DISPATCH_SWITCH(TYPE, NAME, OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__))
 
@@ -192,9 +194,8 @@ inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, Scala
   const int32_t shim_dtype = torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype));
   AtenTensorHandle handle = nullptr;
   OPGEN_CHECK(aoti_torch_get_device_type(like.get(), &device_type) == AOTI_TORCH_SUCCESS &&
-                  aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(), strides.data(),
-                                           shim_dtype, device_type, like.get_device_index(),
-                                           &handle) == AOTI_TORCH_SUCCESS,
+                  aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(), strides.data(), shim_dtype,
+                                           device_type, like.get_device_index(), &handle) == AOTI_TORCH_SUCCESS,
               "could not allocate an output tensor on ", device_name(like), " (out of memory?)");
   return Tensor(handle);
 #else

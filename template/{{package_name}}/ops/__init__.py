@@ -4,6 +4,7 @@ Every module of an op that is built is imported (under OPGEN_JIT=a,b only those)
 its __all__ are re-exported. An op whose sources are newer than the build (added after the last
 `pip install`) gets a stand-in that says how to build it, so the other ops keep working.
 """
+
 import importlib
 import pkgutil
 
