@@ -41,7 +41,7 @@ __device__ __forceinline__ Vec<T, kVec> load_vector(const T* __restrict__ p, int
 
 template <typename Op, typename... in_t>
 __device__ __forceinline__ auto apply(const Op& op, in_t... x) {
-  return as_array(op(convert<opmath_t<in_t>>(x)...));
+  return as_array(op(cuda::convert<opmath_t<in_t>>(x)...));  // qualified: no argument-dependent lookup of c10::convert
 }
 
 // A null out[k] is a result nobody asked for (a gradient not needed): computed, not stored.
@@ -54,7 +54,7 @@ __device__ __forceinline__ void map_vector(const Op& op, const Array<out_t*, K>&
     const auto results = apply(op, x.v[e]...);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      y[k].v[e] = convert<out_t>(results[k]);
+      y[k].v[e] = cuda::convert<out_t>(results[k]);
     }
   }
 #pragma unroll
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kBlockThreads)
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         if (out[k] != nullptr) {
-          out[k][i] = convert<out_t>(results[k]);
+          out[k][i] = cuda::convert<out_t>(results[k]);
         }
       }
     }
