@@ -1,47 +1,64 @@
-"""vector_add: c = a + b, element-wise, kernels in csrc/vector_add/ (math in vector_add.h)."""
+"""vector_add: element-wise, kernels in csrc/vector_add/ (the math in vector_add.h)."""
+from __future__ import annotations
+
 import torch
 from torch import Tensor
+
+from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["vector_add"]
 
 
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
-    """a + b for tensors of one shape (no broadcasting), dtype and device.
+    """Apply vector_add element-wise.
 
-    float32, float16, bfloat16 and float64 on CPU and CUDA, any strides (the result is
-    contiguous); differentiable in both inputs; traceable by torch.compile(fullgraph=True).
+    a, b: float32, float16, bfloat16 or float64 tensors of one shape, dtype and device (CPU or CUDA),
+    any strides; the result is contiguous. Differentiable; traceable by torch.compile(fullgraph=True).
     """
     return torch.ops.examples.vector_add.default(a, b)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
     """vector_add in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return a + b
-
-
-def naive(a: Tensor, b: Tensor) -> Tensor:
-    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
-    return torch.ops.examples.vector_add_naive.default(a, b)
-
-
-def _check_same_shape(a: Tensor, b: Tensor) -> None:
-    torch._check(a.shape == b.shape, lambda: f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    return a * b
 
 
 @torch.library.register_fake("examples::vector_add")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    _check_same_shape(a, b)
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
-@torch.library.register_fake("examples::vector_add_naive")
-def _(a: Tensor, b: Tensor) -> Tensor:
-    _check_same_shape(a, b)
-    return torch.empty_like(a, memory_format=torch.contiguous_format)
+@torch.library.register_fake("examples::vector_add_backward")
+def _(grad, a, b, needs_a, needs_b) -> tuple[Tensor, ...]:
+    return tuple(grad.new_empty(grad.shape if needed else (0,)) for needed in (needs_a, needs_b))
+
+
+def _setup_context(ctx, inputs, output):
+    a, b = inputs
+    ctx.save_for_backward(a, b)
 
 
 def _backward(ctx, grad: Tensor):
-    return grad, grad  # d(a + b)/da = d(a + b)/db = 1
+    a, b = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    da, db = torch.ops.examples.vector_add_backward.default(grad, a, b, needs[0], needs[1])
+    return da if needs[0] else None, db if needs[1] else None
 
 
-torch.library.register_autograd("examples::vector_add", _backward)
+torch.library.register_autograd("examples::vector_add", _backward, setup_context=_setup_context)
+first_order_only("examples::vector_add_backward")
+
+
+
+SPEC = OpSpec(
+    name="vector_add",
+    op=torch.ops.examples.vector_add.default,
+    function=vector_add,
+    reference=reference,
+    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+    args={"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0))},
+    kind="elementwise",
+    differentiable=("a", "b"),
+    large=True,
+)
