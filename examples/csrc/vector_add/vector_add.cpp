@@ -1,10 +1,12 @@
 // vector_add: schema, host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU
-// kernel. The math is in vector_add.h, the CUDA kernel in vector_add_cuda.cu.
+// kernel. The math is in vector_add.h, the CUDA kernels in vector_add_cuda.cu (ours) and
+// vector_add_naive_cuda.cu (the seed's one-thread-per-element kernel, a benchmark baseline).
 #include "common/checks.h"
 #include "common/cpu_loops.h"
 #include "common/torch_api.h"
 #include "vector_add/vector_add.h"
 
+#include <limits>
 #include <tuple>
 
 namespace examples::vector_add {
@@ -16,6 +18,8 @@ using opgen::Tensor;
 // In vector_add_cuda.cu (compiled by nvcc without torch's headers).
 void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& a, const Buffer& b);
 void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& a, const Buffer& b, const Buffer& da, const Buffer& db);
+// In vector_add_naive_cuda.cu.
+void naive_cuda(opgen::CudaStream stream, const Buffer& c, const Buffer& a, const Buffer& b);
 #endif
 
 namespace {
@@ -58,7 +62,9 @@ void run_forward(const Tensor& y, const opgen::Tensor& a, const opgen::Tensor& b
 
 Tensor forward(const opgen::Tensor& a, const opgen::Tensor& b) {
   check_inputs(a, b);
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
   const opgen::DeviceGuard device_guard(a);
+#endif
   Tensor y = opgen::empty(a, opgen::sizes(a));
   run_forward(y, a, b);
   return y;
@@ -68,7 +74,9 @@ Tensor forward(const opgen::Tensor& a, const opgen::Tensor& b) {
 std::tuple<Tensor, Tensor> backward(const Tensor& grad, const opgen::Tensor& a, const opgen::Tensor& b, bool needs_a, bool needs_b) {
   check_inputs(a, b);
   opgen::check_like(grad, "grad", a, "a");
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
   const opgen::DeviceGuard device_guard(a);
+#endif
   const Tensor grad_contiguous = opgen::contiguous(grad);
   const Tensor a_contiguous = opgen::contiguous(a);
   const Tensor b_contiguous = opgen::contiguous(b);
@@ -84,9 +92,29 @@ std::tuple<Tensor, Tensor> backward(const Tensor& grad, const opgen::Tensor& a, 
   return {da, db};
 }
 
+#ifdef OPGEN_WITH_CUDA
+// The seed's kernel: CUDA only, float32 only, fewer than 2^31 elements (its index is an int).
+Tensor naive(const Tensor& a, const Tensor& b) {
+  opgen::check_dtype(a, "a", opgen::kFloat);
+  opgen::check_same_device(a, "a", b, "b");
+  opgen::check_same_dtype(a, "a", b, "b");
+  opgen::check_same_shape(a, "a", b, "b");
+  OPGEN_CHECK(a.numel() <= std::numeric_limits<int>::max(), "vector_add_naive indexes with int: a has ",
+              a.numel(), " elements, more than 2^31 - 1");
+  const opgen::DeviceGuard device_guard(a);
+  const Tensor lhs = opgen::contiguous(a);
+  const Tensor rhs = opgen::contiguous(b);
+  Tensor c = opgen::empty_like(lhs);
+  naive_cuda(opgen::current_stream(), opgen::output(c), opgen::input(lhs), opgen::input(rhs));
+  return c;
+}
+#endif
+
 OPGEN_LIBRARY_FRAGMENT(examples, m) {
   m.def("vector_add(Tensor a, Tensor b) -> Tensor");
   m.def("vector_add_backward(Tensor grad, Tensor a, Tensor b, bool needs_a, bool needs_b) -> (Tensor, Tensor)");
+  // CUDA only, float32 only, fewer than 2^31 elements: the seed's kernel, kept to benchmark against.
+  m.def("vector_add_naive(Tensor a, Tensor b) -> Tensor");
 }
 
 // One host function per op serves both devices: it picks the kernel from the tensors' device.
@@ -98,6 +126,7 @@ OPGEN_LIBRARY_IMPL(examples, CPU, m) {
 OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
   m.impl("vector_add", OPGEN_KERNEL(forward));
   m.impl("vector_add_backward", OPGEN_KERNEL(backward));
+  m.impl("vector_add_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

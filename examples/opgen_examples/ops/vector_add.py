@@ -1,4 +1,4 @@
-"""vector_add: element-wise, kernels in csrc/vector_add/ (the math in vector_add.h)."""
+"""vector_add: c = a + b, element-wise, kernels in csrc/vector_add/ (the math in vector_add.h)."""
 from __future__ import annotations
 
 import torch
@@ -11,20 +11,30 @@ __all__ = ["vector_add"]
 
 
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
-    """Apply vector_add element-wise.
+    """a + b for tensors of one shape (no broadcasting), dtype and device.
 
-    a, b: float32, float16, bfloat16 or float64 tensors of one shape, dtype and device (CPU or CUDA),
-    any strides; the result is contiguous. Differentiable; traceable by torch.compile(fullgraph=True).
+    float32, float16, bfloat16 and float64 on CPU and CUDA, any strides (the result is
+    contiguous); differentiable in both inputs; traceable by torch.compile(fullgraph=True).
     """
     return torch.ops.examples.vector_add.default(a, b)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
     """vector_add in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
-    return a * b
+    return a + b
+
+
+def naive(a: Tensor, b: Tensor) -> Tensor:
+    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
+    return torch.ops.examples.vector_add_naive.default(a, b)
 
 
 @torch.library.register_fake("examples::vector_add")
+def _(a: Tensor, b: Tensor) -> Tensor:
+    return torch.empty_like(a, memory_format=torch.contiguous_format)
+
+
+@torch.library.register_fake("examples::vector_add_naive")
 def _(a: Tensor, b: Tensor) -> Tensor:
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
