@@ -1,15 +1,20 @@
-"""scale: y = x * factor, element-wise, kernels in csrc/scale/ (math in scale.h)."""
+"""scale: element-wise, kernels in csrc/scale/ (the math in scale.h)."""
+from __future__ import annotations
+
 import torch
 from torch import Tensor
+
+from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["scale"]
 
 
 def scale(x: Tensor, factor: float = 2.0) -> Tensor:
-    """x * factor (default 2, the seed's x * 2).
+    """Apply scale element-wise.
 
-    float32, float16, bfloat16 and float64 on CPU and CUDA, any shape and strides (the result is
-    contiguous); differentiable in x, to any order; traceable by torch.compile(fullgraph=True).
+    x: float32, float16, bfloat16 or float64 tensors of one shape, dtype and device (CPU or CUDA),
+    any strides; the result is contiguous. Differentiable; traceable by torch.compile(fullgraph=True).
     """
     return torch.ops.examples.scale.default(x, factor)
 
@@ -24,14 +29,36 @@ def _(x: Tensor, factor: float = 2.0) -> Tensor:
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
+@torch.library.register_fake("examples::scale_backward")
+def _(grad, x, factor) -> Tensor:
+    return torch.empty_like(grad, memory_format=torch.contiguous_format)
+
+
 def _setup_context(ctx, inputs, output):
-    _, factor = inputs
+    x, factor = inputs
+    ctx.save_for_backward(x)
     ctx.factor = factor
 
 
 def _backward(ctx, grad: Tensor):
-    # dx = grad * factor: scale itself, so the backward is differentiable too.
-    return torch.ops.examples.scale.default(grad, ctx.factor), None
+    (x,) = ctx.saved_tensors
+    dx = torch.ops.examples.scale_backward.default(grad, x, ctx.factor)
+    return dx, None
 
 
 torch.library.register_autograd("examples::scale", _backward, setup_context=_setup_context)
+first_order_only("examples::scale_backward")
+
+
+
+SPEC = OpSpec(
+    name="scale",
+    op=torch.ops.examples.scale.default,
+    function=scale,
+    reference=reference,
+    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+    args={"x": TensorArg(domain=(-4.0, 4.0)), "factor": 2.0},
+    kind="elementwise",
+    differentiable=("x", ),
+    large=True,
+)
