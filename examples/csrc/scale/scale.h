@@ -8,10 +8,8 @@
 
 namespace examples::scale {
 
-// y = f(x) with factor, element by element. T is the math type: float for float16
-// and bfloat16 inputs, else the input dtype; number arguments arrive as T.
-// Placeholder math (the product of the arguments): replace it with scale's, together with
-// Backward below and reference() in opgen_examples/ops/scale.py.
+// y = x * factor. T is the math type: float16 and bfloat16 inputs are scaled in float (factor
+// rounded to float once, on the host) and the product rounded once, as PyTorch's x * factor does.
 template <typename T>
 struct Forward {
   T factor;

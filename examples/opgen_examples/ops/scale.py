@@ -1,20 +1,19 @@
-"""scale: element-wise, kernels in csrc/scale/ (the math in scale.h)."""
+"""scale: y = x * factor, element-wise, kernels in csrc/scale/ (the math in scale.h)."""
 from __future__ import annotations
 
 import torch
 from torch import Tensor
 
-from .._autograd import first_order_only
 from .._spec import OpSpec, TensorArg
 
 __all__ = ["scale"]
 
 
 def scale(x: Tensor, factor: float = 2.0) -> Tensor:
-    """Apply scale element-wise.
+    """x * factor (default 2, the seed's x * 2).
 
-    x: float32, float16, bfloat16 or float64 tensors of one shape, dtype and device (CPU or CUDA),
-    any strides; the result is contiguous. Differentiable; traceable by torch.compile(fullgraph=True).
+    float32, float16, bfloat16 and float64 on CPU and CUDA, any shape and strides (the result is
+    contiguous); differentiable in x, to any order; traceable by torch.compile(fullgraph=True).
     """
     return torch.ops.examples.scale.default(x, factor)
 
@@ -47,7 +46,23 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::scale", _backward, setup_context=_setup_context)
-first_order_only("examples::scale_backward")
+
+
+# scale is linear, so its backward is too: dx = grad * factor, whose derivative in grad is the same
+# kernel again. Registered as such, scale is differentiable to any order.
+def _setup_backward_context(ctx, inputs, output):
+    _, x, factor = inputs
+    ctx.save_for_backward(x)
+    ctx.factor = factor
+
+
+def _backward_of_backward(ctx, grad_dx: Tensor):
+    (x,) = ctx.saved_tensors
+    return torch.ops.examples.scale_backward.default(grad_dx, x, ctx.factor), None, None
+
+
+torch.library.register_autograd("examples::scale_backward", _backward_of_backward,
+                                setup_context=_setup_backward_context)
 
 
 
@@ -57,8 +72,9 @@ SPEC = OpSpec(
     function=scale,
     reference=reference,
     # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
-    args={"x": TensorArg(domain=(-4.0, 4.0)), "factor": 2.0},
+    args={"x": TensorArg(domain=(-4.0, 4.0)), "factor": -1.37},  # not a power of two: the product is rounded
     kind="elementwise",
     differentiable=("x", ),
+    first_order_only=False,  # differentiable to any order (see _backward_of_backward)
     large=True,
 )
