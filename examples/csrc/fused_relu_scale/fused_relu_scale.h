@@ -8,24 +8,22 @@
 
 namespace examples::fused_relu_scale {
 
-// y = f(x) with alpha, element by element. T is the math type: float for float16
-// and bfloat16 inputs, else the input dtype; number arguments arrive as T.
-// Placeholder math (the product of the arguments): replace it with fused_relu_scale's, together with
-// Backward below and reference() in opgen_examples/ops/fused_relu_scale.py.
+// y = max(x, 0) * alpha. T is the math type: float for float16 and bfloat16 inputs, else the input
+// dtype. Written as a comparison, not fmax, so that NaN propagates as it does through torch.relu.
 template <typename T>
 struct Forward {
   T alpha;
   OPGEN_HOST_DEVICE T operator()(T x) const {
-    return x * alpha;
+    return (x < T(0) ? T(0) : x) * alpha;
   }
 };
 
-// dx = grad * dy/dx, given grad = dL/dy.
+// dx = grad * alpha where x > 0, else 0 (the gradient at x = 0 is 0, as for torch.relu).
 template <typename T>
 struct Backward {
   T alpha;
   OPGEN_HOST_DEVICE T operator()(T grad, T x) const {
-    return grad * alpha;
+    return x <= T(0) ? T(0) : grad * alpha;
   }
 };
 
