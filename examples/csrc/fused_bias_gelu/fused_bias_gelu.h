@@ -13,7 +13,7 @@ namespace examples::fused_bias_gelu {
 struct Forward {
   template <typename T>
   C10_HOST_DEVICE T operator()(T x, T bias) const {
-    return gelu_approx::Forward{}(x + bias);
+    return gelu_approx::Forward<T>{}(x + bias);
   }
 };
 
@@ -21,7 +21,7 @@ struct Forward {
 struct Backward {
   template <typename T>
   C10_HOST_DEVICE T operator()(T grad, T x, T bias) const {
-    return gelu_approx::Backward{}(grad, x + bias);
+    return gelu_approx::Backward<T>{}(grad, x + bias);
   }
 };
 

@@ -53,7 +53,9 @@ void run_forward(const Tensor& y, const opgen::Tensor& x) {
 
 Tensor forward(const opgen::Tensor& x) {
   check_inputs(x);
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
   const opgen::DeviceGuard device_guard(x);
+#endif
   Tensor y = opgen::empty(x, opgen::sizes(x));
   run_forward(y, x);
   return y;
@@ -62,7 +64,9 @@ Tensor forward(const opgen::Tensor& x) {
 Tensor backward(const Tensor& grad, const opgen::Tensor& x) {
   check_inputs(x);
   opgen::check_like(grad, "grad", x, "x");
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
   const opgen::DeviceGuard device_guard(x);
+#endif
   const Tensor grad_contiguous = opgen::contiguous(grad);
   const Tensor x_contiguous = opgen::contiguous(x);
   Tensor dx = opgen::empty(x, opgen::sizes(x));
