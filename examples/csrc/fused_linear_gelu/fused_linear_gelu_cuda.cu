@@ -16,6 +16,8 @@
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_addmm_activation.h>
 #include <ATen/ops/addmm.h>
@@ -38,8 +40,8 @@ at::Tensor linear_then_gelu(const at::Tensor& x2d, const at::Tensor& weight, con
   const at::Tensor z = at::addmm(bias, x2d, weight.t());  // fresh and contiguous
   at::Tensor y = at::empty_like(z);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, z.scalar_type(), "fused_linear_gelu_cuda", [&] {
-    opgen::cuda::launch_map(gelu_approx::Forward{}, z.numel(), y.mutable_data_ptr<scalar_t>(),
-                            z.const_data_ptr<scalar_t>());
+    opgen::cuda::launch_map(at::cuda::getCurrentCUDAStream(), gelu_approx::Forward<at::opmath_type<scalar_t>>{},
+                            z.numel(), y.mutable_data_ptr<scalar_t>(), z.const_data_ptr<scalar_t>());
   });
   return y;
 }
