@@ -77,3 +77,10 @@ def test_naive_seed_kernel_adds():
     torch.testing.assert_close(naive(a, b), a + b, rtol=0, atol=0)
     with pytest.raises(RuntimeError, match="a must be Float"):
         naive(a.half(), b.half())
+
+
+@testing.requires_cuda
+def test_refuses_a_on_another_device():
+    # SPEC's check puts b on the CPU; here a is the one on the CPU.
+    with pytest.raises(RuntimeError, match="b and a must be on the same device"):
+        vector_add(torch.ones(3), torch.ones(3, device="cuda"))
