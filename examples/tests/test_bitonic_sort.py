@@ -95,12 +95,14 @@ def test_gradcheck(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_opcheck_descending_and_with_grad(device):
+def test_opcheck_and_compile_descending_and_with_grad(device):
     for shape in [(7, 9), (0, 3), (2, 1025), ()]:
         x = testing.make_tensor(shape, torch.float32, device)
         testing.check_opcheck(OP, x)
         testing.check_opcheck(OP, x, True)
         testing.check_opcheck(OP, x.clone().requires_grad_())
+    x = testing.make_tensor((64, 33), torch.float32, device)
+    testing.check_compiles(lambda t: bitonic_sort(t * 2, descending=True)[0] + 1, x)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
