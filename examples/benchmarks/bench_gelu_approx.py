@@ -5,7 +5,10 @@ from opgen_examples.ops.gelu_approx import gelu_approx, reference
 
 
 def run(bench) -> None:
+    n = 1 << 28  # far larger than L2
     for dtype in (torch.float32, torch.bfloat16):
-        x = torch.randn(1 << 28, device="cuda", dtype=dtype)  # far larger than L2
-        bench.compare("gelu_approx", f"n=2^28 {str(dtype)[6:]}", bytes_moved=2 * x.nbytes,
+        x = torch.randn(n, device="cuda", dtype=dtype)
+        # Each input read once, the result written once.
+        bytes_moved = 2 * n * x.element_size()
+        bench.compare("gelu_approx", f"n=2^28 {str(dtype)[6:]}", bytes_moved=bytes_moved,
                       ours=lambda: gelu_approx(x), eager=lambda: reference(x))

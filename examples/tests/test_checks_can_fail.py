@@ -2,12 +2,14 @@
 purpose, built with load_inline, must be caught: one launches on the legacy default stream instead
 of the current one, the other has no device guard. Each check runs in a subprocess, since a launch
 on the wrong device may leave a sticky CUDA error behind."""
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from opgen_examples import testing
+import opgen_testing as testing
 
 _CPP = """
 #include <torch/library.h>
@@ -59,7 +61,7 @@ TORCH_LIBRARY_IMPL(broken_demo, CUDA, m) {
 _RUN_A_CHECK = """
 import sys, torch
 from torch.utils import cpp_extension
-from opgen_examples import testing
+import opgen_testing as testing
 cpp, cuda, build_directory, op_name, check_name = sys.argv[1:]
 cpp_extension.load_inline("broken_demo", cpp, cuda_sources=cuda, build_directory=build_directory, is_python_module=False)
 op = getattr(torch.ops.broken_demo, op_name)
@@ -80,14 +82,19 @@ else:
 """
 
 
+TESTS = str(Path(__file__).resolve().parent)
+
+
 @pytest.fixture(scope="module")
 def build_directory(tmp_path_factory):
     return tmp_path_factory.mktemp("broken_demo")  # shared: the second check reuses the first build
 
 
 def assert_caught(check_name: str, op_name: str, build_directory) -> None:
+    # The helpers live next to this file (tests/opgen_testing.py), not in the package.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [TESTS, os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, "-c", _RUN_A_CHECK, _CPP, _CUDA, str(build_directory), op_name, check_name],
-                            capture_output=True, text=True, timeout=900)
+                            capture_output=True, text=True, timeout=900, env=env)
     assert "CAUGHT" in result.stdout, result.stdout + result.stderr[-3000:]
     print(result.stdout)  # what caught it, for -rP
 

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops.bitonic_sort import bitonic_sort
 from opgen_examples.ops.fused_bias_gelu import fused_bias_gelu
 from opgen_examples.ops.fused_linear_gelu import fused_linear_gelu

@@ -1,30 +1,21 @@
-"""fused_bias_gelu: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""fused_bias_gelu: what is special to this op (a strided or misaligned bias, NaN and inf in x or
+bias, more rows than one grid pass, gradients of 1-D and 3-D inputs, the backward op on its own,
+the bias checks). The standard checks (the reference on every layout, dtype and size in SPEC's
+shapes, gradients, opcheck, torch.compile, bad input, streams, devices, threads, > 2**31 elements)
+run from its SPEC (opgen_examples/ops/fused_bias_gelu.py) in test_opgen_conformance.py.
+"""
+import opgen_testing as testing
 import pytest
 import torch
 
-from opgen_examples import testing
 from opgen_examples.ops.fused_bias_gelu import fused_bias_gelu, reference
 
 OP = torch.ops.examples.fused_bias_gelu.default
 BACKWARD_OP = torch.ops.examples.fused_bias_gelu_backward.default
 
-SHAPES = [s for s in testing.SHAPES if len(s) >= 1]  # bias runs along the last dim
-# Rows a whole number of 16-byte vectors wide (the CUDA vector path), of several widths.
-VECTOR_SHAPES = [(8,), (3, 16), (129, 24), (2, 3, 768), (1, 8192), (7001, 8)]
-
 
 def _bias_for(x, layout="contiguous"):
     return testing.make_tensor((x.shape[-1],), x.dtype, x.device, layout)
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-@pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", SHAPES + VECTOR_SHAPES)
-def test_forward_matches_reference(shape, layout, dtype, device):
-    x = testing.make_tensor(shape, dtype, device, layout)
-    bias = _bias_for(x)
-    testing.assert_close(fused_bias_gelu(x, bias), reference(x.double(), bias.double()), dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -57,8 +48,9 @@ def test_more_rows_than_one_grid_pass():
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-@pytest.mark.parametrize("shape", [(37, 129), (4, 6, 64), (40,)])
-def test_backward_matches_reference(shape, dtype, device):
+@pytest.mark.parametrize("shape", [(4, 6, 64), (40,)])
+def test_backward_of_other_ranks(shape, dtype, device):
+    # dbias sums dx over every leading dim (none for a 1-D x); SPEC's gradient checks use 2-D x.
     x = testing.make_tensor(shape, dtype, device).requires_grad_()
     bias = _bias_for(x).requires_grad_()
     grad = testing.make_tensor(shape, dtype, device)
@@ -72,12 +64,10 @@ def test_backward_matches_reference(shape, dtype, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_backward_of_x_alone_and_bias_alone(device):
-    x = testing.make_tensor((5, 8), torch.float32, device)
-    bias = _bias_for(x)
-    (dx,) = torch.autograd.grad(fused_bias_gelu(x.requires_grad_(), bias).sum(), x)
-    (dbias,) = torch.autograd.grad(fused_bias_gelu(x.detach(), bias.requires_grad_()).sum(), bias)
-    testing.assert_close(dbias, dx.double().sum(0))
+@pytest.mark.parametrize("shape", [(2, 3, 8), (9,)])
+def test_gradcheck_of_other_ranks(shape, device):
+    x = testing.make_tensor(shape, torch.float64, device)
+    testing.check_gradients(fused_bias_gelu, x, _bias_for(x))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -91,20 +81,7 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_second_derivative_raises(device):
-    x = testing.make_tensor((4, 9), torch.float64, device)
-    testing.check_second_derivative_raises(fused_bias_gelu, x, _bias_for(x))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("shape", [(4, 33), (2, 3, 8), (9,)])
-def test_gradcheck(shape, device):
-    x = testing.make_tensor(shape, torch.float64, device)
-    testing.check_gradients(fused_bias_gelu, x, _bias_for(x))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_opcheck(device):
+def test_opcheck_of_other_ranks_and_the_backward_op(device):
     for shape in [(7, 9), (5, 0), (2, 3, 16)]:
         x = testing.make_tensor(shape, torch.float32, device)
         bias = _bias_for(x)
@@ -114,17 +91,9 @@ def test_opcheck(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_torch_compile_fullgraph(device):
-    x = testing.make_tensor((64, 33), torch.float32, device)
-    testing.check_compiles(lambda t, b: fused_bias_gelu(t * 2, b) + 1, x, _bias_for(x))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_bad_arguments(device):
+def test_rejects_bad_bias(device):
     x = testing.make_tensor((4, 5), torch.float32, device)
     bias = _bias_for(x)
-    with pytest.raises(RuntimeError, match="x must be a floating-point tensor"):
-        fused_bias_gelu(torch.arange(6, device=device), bias)
     with pytest.raises(RuntimeError, match="x must have at least 1 dimension"):
         fused_bias_gelu(x[0, 0], bias[:1])
     with pytest.raises(RuntimeError, match="bias must have 1 dimension"):
@@ -149,24 +118,16 @@ def test_backward_rejects_mismatched_arguments(device):
 
 @testing.requires_cuda
 def test_rejects_tensors_on_different_devices():
-    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
-        fused_bias_gelu(torch.ones(2, 3, device="cuda"), torch.ones(3))
+    # SPEC's check puts each later argument on the CPU; here x is the one on the CPU, and the backward.
     with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
         fused_bias_gelu(torch.ones(2, 3), torch.ones(3, device="cuda"))
     with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
         BACKWARD_OP(torch.ones(2, 3), torch.ones(2, 3, device="cuda"), torch.ones(3, device="cuda"))
 
 
-@testing.requires_cuda
-def test_runs_on_the_current_stream():
-    x = testing.make_tensor((1024, 1024), torch.float32, "cuda")
-    bias = _bias_for(x)
-    y = testing.call_on_side_stream(fused_bias_gelu, x, bias)
-    testing.assert_close(y, reference(x.double(), bias.double()))
-
-
 @testing.requires_cuda_memory(24)
-def test_more_than_2_to_the_31_elements():
+def test_more_than_2_to_the_31_elements_in_rows():
+    # Row offsets past 2**31 (SPEC's large case is one long row).
     rows, cols = 2**31 // 64 + 3, 64
     x = torch.empty(rows, cols, dtype=torch.float16, device="cuda").uniform_(-4, 4)
     bias = _bias_for(x)

@@ -1,10 +1,16 @@
-"""fused_linear_gelu: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""fused_linear_gelu: what is special to this op (values within a tolerance calibrated on eager
+nn.Linear + GELU over its shapes, both CUDA paths, long reductions, any strides of x and weight,
+gradients of 3-D x, opcheck and torch.compile with leading dims, the TF32 flag, the shape checks).
+The standard checks (the reference on every layout, dtype and shape in SPEC, gradients, gradcheck,
+second derivatives, opcheck, torch.compile, bad input, streams, devices, threads) run from its SPEC
+(opgen_examples/ops/fused_linear_gelu.py) in test_opgen_conformance.py.
+"""
 import contextlib
 
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops.fused_linear_gelu import fused_linear_gelu, reference
 
 OP = torch.ops.examples.fused_linear_gelu.default
@@ -117,14 +123,9 @@ def test_backward_matches_reference(case, dtype, device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("case", [((2, 3, 5), 6), ((5,), 4), ((3, 0), 2)], ids=str)
+@pytest.mark.parametrize("case", [((2, 3, 5), 6), ((3, 0), 2)], ids=str)
 def test_gradcheck(case, device):
     testing.check_gradients(fused_linear_gelu, *_inputs(*case, torch.float64, device))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_second_derivative_raises(device):
-    testing.check_second_derivative_raises(fused_linear_gelu, *_inputs((3, 5), 4, torch.float64, device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -177,12 +178,9 @@ def test_rejects_bad_arguments(device):
 
 
 @testing.requires_cuda
-def test_rejects_tensors_on_different_devices():
+def test_rejects_x_on_another_device():
+    # SPEC's check puts weight, then bias on the CPU; here x is the one on the CPU.
     x, weight, bias = _inputs((4, 5), 3, torch.float32, "cuda")
-    with pytest.raises(RuntimeError, match="weight and x must be on the same device"):
-        fused_linear_gelu(x, weight.cpu(), bias)
-    with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
-        fused_linear_gelu(x, weight, bias.cpu())
     with pytest.raises(RuntimeError, match="weight and x must be on the same device"):
         fused_linear_gelu(x.cpu(), weight, bias)
 

@@ -1,15 +1,17 @@
-"""gemm: values against a float64 reference, gradients, opcheck, torch.compile, bad input."""
+"""gemm: what is special to this op (every result within the textbook error bound of a K-term dot
+product, row strides and broadcast rows, a zero inner dimension, NaN and inf confined to their row
+and column, the matrix checks, the seed's kernel, offsets past 2**31). The standard checks (the
+reference on every layout, dtype and size in SPEC, gradients, opcheck, torch.compile, bad input,
+streams, devices, threads) run from its SPEC (opgen_examples/ops/gemm.py) in
+test_opgen_conformance.py.
+"""
+import opgen_testing as testing
 import pytest
 import torch
 
-from opgen_examples import testing
-from opgen_examples.ops.gemm import gemm, gemm_naive, reference
+from opgen_examples.ops.gemm import SPEC, gemm, gemm_naive, reference
 
-OP = torch.ops.examples.gemm.default
-# (M, K, N): single elements, odd sizes (scalar loads), multiples of 4 with partial tiles (vector
-# loads with predicated edges), a K of one, a full 128 x 128 tile, and empty operands.
-SIZES = [(1, 1, 1), (17, 33, 65), (129, 1, 257), (130, 68, 132), (128, 128, 128), (200, 520, 36), (0, 5, 3),
-         (4, 0, 3), (3, 5, 0)]
+SIZES = SPEC.shapes  # (M, K, N)
 # Unit roundoff of the output dtype and of the dtype the kernel accumulates in.
 _ROUNDOFF = {torch.float32: (2**-24, 2**-24), torch.float16: (2**-11, 2**-24), torch.bfloat16: (2**-8, 2**-24),
              torch.float64: (2**-53, 2**-53)}
@@ -30,9 +32,10 @@ def assert_matches_product(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) ->
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-@pytest.mark.parametrize("layout", testing.LAYOUTS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 @pytest.mark.parametrize("size", SIZES, ids=str)
-def test_forward_matches_reference(size, layout, dtype, device):
+def test_forward_within_the_dot_product_error_bound(size, layout, dtype, device):
+    # SPEC's reference check compares with a tolerance on every layout; this is the tight bound.
     m, k, n = size
     a = testing.make_tensor((m, k), dtype, device, layout)
     b = testing.make_tensor((k, n), dtype, device, layout)
@@ -80,35 +83,13 @@ def test_nan_and_inf_reach_only_their_row_and_column(dtype, device):
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
-def test_backward_matches_reference(dtype, device):
+def test_backward_within_the_dot_product_error_bound(dtype, device):
     a = testing.make_tensor((37, 45), dtype, device).requires_grad_()
     b = testing.make_tensor((45, 29), dtype, device).requires_grad_()
     grad = testing.make_tensor((37, 29), dtype, device)
     da, db = torch.autograd.grad(gemm(a, b), (a, b), grad)
     assert_matches_product(da, grad, b.detach().t())
     assert_matches_product(db, a.detach().t(), grad)
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_gradcheck(device):
-    testing.check_gradients(gemm, testing.make_tensor((5, 7), torch.float64, device),
-                            testing.make_tensor((7, 3), torch.float64, device))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_opcheck(device):
-    for m, k, n in [(7, 9, 5), (0, 3, 4)]:
-        testing.check_opcheck(OP, testing.make_tensor((m, k), torch.float32, device),
-                              testing.make_tensor((k, n), torch.float32, device))
-    a = testing.make_tensor((33, 65), torch.float32, device).requires_grad_()
-    testing.check_opcheck(OP, a, testing.make_tensor((65, 17), torch.float32, device).requires_grad_())
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_torch_compile_fullgraph(device):
-    a = testing.make_tensor((64, 33), torch.float32, device)
-    b = testing.make_tensor((33, 48), torch.float32, device)
-    testing.check_compiles(lambda x, y: gemm(x * 2, y) + 1, a, b)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -131,19 +112,10 @@ def test_rejects_bad_input(device):
 
 
 @testing.requires_cuda
-def test_rejects_tensors_on_different_devices():
-    with pytest.raises(RuntimeError, match="a and b must be on the same device"):
-        gemm(torch.ones(3, 4, device="cuda"), torch.ones(4, 2))
+def test_rejects_a_on_another_device():
+    # SPEC's check puts b on the CPU; here a is the one on the CPU.
     with pytest.raises(RuntimeError, match="a and b must be on the same device"):
         gemm(torch.ones(3, 4), torch.ones(4, 2, device="cuda"))
-
-
-@testing.requires_cuda
-def test_runs_on_the_current_stream():
-    a = testing.make_tensor((1000, 1000), torch.float32, "cuda")
-    b = testing.make_tensor((1000, 1000), torch.float32, "cuda")
-    c = testing.call_on_side_stream(gemm, a, b)
-    assert_matches_product(c, a, b)
 
 
 @testing.requires_cuda

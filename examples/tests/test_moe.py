@@ -1,11 +1,16 @@
-"""moe: values against the per-expert PyTorch loop in float64 (odd sizes, empty input, many experts,
-non-contiguous inputs, every dtype), opcheck, torch.compile, forward-only, bad input."""
+"""moe: what is special to this op (values against the per-expert PyTorch loop in float64 for other
+numbers of experts, ffn sizes and top_k, up to 256 experts, weights scaled to each size; weights in
+other layouts; known routings; CUDA determinism, stream and sync behaviour; forward-only; the shape
+checks). The standard checks (the reference on every layout, dtype and shape in SPEC, opcheck,
+torch.compile, bad input, streams, devices, threads) run from its SPEC (opgen_examples/ops/moe.py,
+8 experts, top 2) in test_opgen_conformance.py.
+"""
 import math
 
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops.moe import moe, reference
 
 OP = torch.ops.examples.moe.default
@@ -131,11 +136,6 @@ def test_opcheck(device):
     for case in [(7, 33, 65, 3, 3), (0, 16, 8, 3, 1)]:
         *sizes, top_k = case
         testing.check_opcheck(OP, *make_inputs(*sizes, device=device), top_k)
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda x, g, w1, w2: moe(x * 2, g, w1, w2, 2) + 1, *make_inputs(65, 32, 48, 4, device=device))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)

@@ -1,15 +1,15 @@
-"""normalize_volume: values against a float64 reference over layouts (the CUDA vector path and
-its misaligned fallback), opcheck, torch.compile, bad input."""
+"""normalize_volume: what is special to this op (other max_values, the full uint16 range, equality
+with eager PyTorch, its argument checks, > 2**31 voxels). The standard checks (the reference on
+every layout and shape in SPEC, opcheck, torch.compile, streams, devices, threads) run from its SPEC
+(opgen_examples/ops/normalize_volume.py) in test_opgen_conformance.py.
+"""
+import opgen_testing as testing
 import pytest
 import torch
 
-from opgen_examples import testing
-from opgen_examples.ops.normalize_volume import normalize_volume, reference
+from opgen_examples.ops.normalize_volume import SPEC, normalize_volume, reference
 
-OP = torch.ops.examples.normalize_volume.default
-MAX_VALUE = 4095.0  # the seed's: 12-bit CT data
-# 3-D only: empty, one voxel, odd sizes, several 4096-voxel CUDA tiles plus a partial one.
-SHAPES = [(0, 0, 0), (4, 0, 3), (1, 1, 1), (2, 3, 7), (3, 5, 1027), (17, 19, 23)]
+MAX_VALUE = SPEC.args["max_value"]  # 4095, the seed's: 12-bit CT data
 
 
 def make_volume(shape, device, layout="contiguous", high=65535):
@@ -22,12 +22,9 @@ def expected(volume, max_value):
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", SHAPES)
-def test_forward_matches_reference(shape, layout, device):
-    volume = make_volume(shape, device, layout)
-    out = normalize_volume(volume, MAX_VALUE)
-    assert out.is_contiguous()
-    testing.assert_close(out, expected(volume, MAX_VALUE), torch.float32)
+def test_result_is_contiguous(layout, device):
+    volume = make_volume((3, 5, 1027), device, layout)
+    assert normalize_volume(volume, MAX_VALUE).is_contiguous()
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -52,17 +49,6 @@ def test_matches_eager_pytorch(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_opcheck(device):
-    for shape in [(2, 3, 7), (0, 4, 4), (3, 5, 1027)]:
-        testing.check_opcheck(OP, make_volume(shape, device), MAX_VALUE)
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda v: normalize_volume(v, MAX_VALUE) * 2 - 1, make_volume((8, 16, 33), device))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
 def test_rejects_bad_input(device):
     volume = make_volume((2, 3, 4), device)
     with pytest.raises(RuntimeError, match="volume must be UInt16, got Float"):
@@ -76,13 +62,6 @@ def test_rejects_bad_input(device):
     for bad in (0.0, -1.0, float("nan"), 1e-50):
         with pytest.raises(RuntimeError, match="max_value must be positive"):
             normalize_volume(volume, bad)
-
-
-@testing.requires_cuda
-def test_runs_on_the_current_stream():
-    volume = make_volume((16, 256, 256), "cuda")
-    out = testing.call_on_side_stream(lambda v: normalize_volume(v, MAX_VALUE), volume)
-    testing.assert_close(out, expected(volume, MAX_VALUE), torch.float32)
 
 
 @testing.requires_cuda_memory(24)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops import (bitonic_sort, custom_add, fused_bias_gelu, fused_linear_gelu, fused_relu_scale,
                                 gelu_approx, gemm, normalize_volume, rgb_to_gray, scale, vector_add)
 from opgen_examples.ops.gelu_approx import reference as gelu_reference

@@ -1,14 +1,14 @@
-"""rgb_to_gray: bit-exact against the integer reference (every RGB colour, layouts that take the
-CUDA vector path, its fallback and the partial last tile), opcheck, torch.compile, bad input."""
+"""rgb_to_gray: what is special to this op (every RGB colour rounded, a channels-first view, CUDA
+equal to the CPU bit for bit on both kernel paths, the image checks, > 2**31 bytes). The standard
+checks (bit-exact against the integer reference on every layout and shape in SPEC, opcheck,
+torch.compile, streams, devices, threads) run from its SPEC (opgen_examples/ops/rgb_to_gray.py) in
+test_opgen_conformance.py.
+"""
+import opgen_testing as testing
 import pytest
 import torch
 
-from opgen_examples import testing
-from opgen_examples.ops.rgb_to_gray import reference, rgb_to_gray
-
-OP = torch.ops.examples.rgb_to_gray.default
-# Empty, one pixel, odd sizes, 4096-pixel CUDA tiles (64 x 64 is exactly one), and a partial last tile.
-SHAPES = [(0, 0, 3), (0, 5, 3), (1, 1, 3), (7, 13, 3), (64, 64, 3), (33, 65, 3), (5, 4099, 3)]
+from opgen_examples.ops.rgb_to_gray import SPEC, reference, rgb_to_gray
 
 
 def make_image(shape, device, layout="contiguous"):
@@ -24,12 +24,9 @@ def every_colour(device) -> torch.Tensor:
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("layout", testing.LAYOUTS)
-@pytest.mark.parametrize("shape", SHAPES)
-def test_matches_reference_exactly(shape, layout, device):
-    img = make_image(shape, device, layout)
-    gray = rgb_to_gray(img)
-    assert gray.dtype == torch.uint8 and gray.shape == shape[:2] and gray.is_contiguous()
-    assert torch.equal(gray, reference(img))
+def test_result_is_an_h_x_w_contiguous_byte_tensor(layout, device):
+    gray = rgb_to_gray(make_image((33, 65, 3), device, layout))
+    assert gray.dtype == torch.uint8 and gray.shape == (33, 65) and gray.is_contiguous()
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -63,17 +60,6 @@ def test_cuda_matches_cpu_bit_for_bit(aligned):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_opcheck(device):
-    for shape in [(7, 13, 3), (0, 4, 3), (64, 65, 3)]:
-        testing.check_opcheck(OP, make_image(shape, device))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
-def test_torch_compile_fullgraph(device):
-    testing.check_compiles(lambda img: rgb_to_gray(img).float() / 255, make_image((48, 64, 3), device))
-
-
-@pytest.mark.parametrize("device", testing.DEVICES)
 def test_rejects_bad_input(device):
     img = make_image((4, 5, 3), device)
     with pytest.raises(RuntimeError, match="img must be Byte, got Float"):
@@ -81,13 +67,6 @@ def test_rejects_bad_input(device):
     for shape in [(4, 5, 4), (4, 15), (1, 4, 5, 3)]:
         with pytest.raises(RuntimeError, match=r"img must be an H x W x 3 \(RGB\) image, got shape"):
             rgb_to_gray(make_image(shape, device))
-
-
-@testing.requires_cuda
-def test_runs_on_the_current_stream():
-    img = make_image((512, 1024, 3), "cuda")
-    gray = testing.call_on_side_stream(rgb_to_gray, img)
-    assert torch.equal(gray, reference(img))
 
 
 @testing.requires_cuda_memory(8)

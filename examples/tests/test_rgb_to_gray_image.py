@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops.rgb_to_gray import reference
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ import importlib
 import pytest
 import torch
 
-from opgen_examples import testing
+import opgen_testing as testing
 from opgen_examples.ops.gemm import gemm_naive
 from opgen_examples.ops.vector_add import naive as vector_add_naive
 

@@ -1,4 +1,5 @@
-// bitonic_sort: schema and CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu.
+// bitonic_sort: schema, host code for CPU and CUDA (checks, allocation, device guard, stream) and
+// the CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu.
 //
 // The CPU kernel sorts the same (key, index) pairs as the CUDA bitonic network (bitonic_sort.h)
 // with std::sort, so both devices return the same values and the same indices.
@@ -7,12 +8,48 @@
 #include <vector>
 
 #include "bitonic_sort/bitonic_sort.h"
+#include "common/checks.h"
 #include "common/cpu_loops.h"
 #include "common/torch_api.h"
 
 namespace examples::bitonic_sort {
 
+template <>
+struct KeyOf<c10::Half> : HalfKey {};
+template <>
+struct KeyOf<c10::BFloat16> : BFloat16Key {};
+
+using opgen::Buffer;
 using opgen::Tensor;
+
+#ifdef OPGEN_WITH_CUDA
+// In bitonic_sort_cuda.cu (compiled by nvcc without torch's headers). Rows of n elements, contiguous.
+// Rows longer than one block sorts in shared memory need a work buffer: its size, then the sort.
+int64_t work_bytes_cuda(opgen::DType dtype, int64_t rows, int64_t n);
+void forward_cuda(opgen::CudaStream stream, const Buffer& values, const Buffer& indices, const Buffer& x,
+                  const Buffer& work, int64_t rows, int64_t n, bool descending);
+#endif
+
+namespace {
+
+// The dtypes sorted: OPGEN_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
+#define BITONIC_SORT_DISPATCH_CASES(...)         \
+  OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__)      \
+  OPGEN_DISPATCH_CASE(opgen::kInt, __VA_ARGS__) \
+  OPGEN_DISPATCH_CASE(opgen::kLong, __VA_ARGS__)
+
+// Length of the dimension sorted (the last; a scalar is one element).
+int64_t row_length(const Tensor& x) {
+  return x.dim() == 0 ? 1 : x.size(-1);
+}
+
+void check_input(const Tensor& x) {
+  const opgen::ScalarType dtype = x.scalar_type();
+  OPGEN_CHECK(opgen::is_floating(dtype) || dtype == opgen::kInt || dtype == opgen::kLong,
+              "x must be a float32, float16, bfloat16, float64, int32 or int64 tensor, got ", dtype);
+  OPGEN_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
+              " elements, got ", row_length(x));
+}
 
 template <typename scalar_t>
 void sort_rows_cpu(const scalar_t* in, scalar_t* values, int64_t* indices, int64_t rows, int64_t n,
@@ -35,8 +72,13 @@ void sort_rows_cpu(const scalar_t* in, scalar_t* values, int64_t* indices, int64
   });
 }
 
-std::tuple<Tensor, Tensor> forward_cpu(const Tensor& x, bool descending) {
+}  // namespace
+
+std::tuple<Tensor, Tensor> forward(const Tensor& x, bool descending) {
   check_input(x);
+#ifdef OPGEN_WITH_CUDA
+  const opgen::DeviceGuard device_guard(x);
+#endif
   const Tensor input = opgen::contiguous(x);
   Tensor values = opgen::empty_like(input);
   Tensor indices = opgen::empty(input, opgen::sizes(input), opgen::kLong);
@@ -45,6 +87,16 @@ std::tuple<Tensor, Tensor> forward_cpu(const Tensor& x, bool descending) {
   if (rows == 0) {
     return {values, indices};
   }
+#ifdef OPGEN_WITH_CUDA
+  if (input.is_cuda()) {
+    const auto dtype = static_cast<opgen::DType>(input.scalar_type());
+    const int64_t bytes = work_bytes_cuda(dtype, rows, n);
+    const Tensor work = opgen::empty(input, {bytes}, opgen::kByte);
+    forward_cuda(opgen::current_stream(), opgen::output(values), opgen::output(indices), opgen::input(input),
+                 bytes > 0 ? opgen::output(work) : Buffer{}, rows, n, descending);
+    return {values, indices};
+  }
+#endif
   OPGEN_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cpu", BITONIC_SORT_DISPATCH_CASES([&] {
                           sort_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(),
                                                   values.mutable_data_ptr<scalar_t>(),
@@ -57,8 +109,14 @@ OPGEN_LIBRARY_FRAGMENT(examples, m) {
   m.def("bitonic_sort(Tensor x, bool descending=False) -> (Tensor values, Tensor indices)");
 }
 
+// One host function per op serves both devices: it picks the kernel from the tensors' device.
 OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("bitonic_sort", OPGEN_KERNEL(forward_cpu));
+  m.impl("bitonic_sort", OPGEN_KERNEL(forward));
 }
+#ifdef OPGEN_WITH_CUDA
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("bitonic_sort", OPGEN_KERNEL(forward));
+}
+#endif
 
 }  // namespace examples::bitonic_sort

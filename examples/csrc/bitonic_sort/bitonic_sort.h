@@ -1,5 +1,6 @@
 // bitonic_sort: the order both kernels sort by, shared by the CPU (bitonic_sort.cpp) and CUDA
-// (bitonic_sort_cuda.cu) code.
+// (bitonic_sort_cuda.cu) code. Torch-free: each side adds the keys of its own 16-bit float types
+// (HalfKey, BFloat16Key below).
 //
 // Each element becomes an unsigned key whose unsigned order is the requested order, the
 // descending one included, and the key is paired with the element's index in its row. Sorting
@@ -13,12 +14,12 @@
 #include <cstring>
 #include <type_traits>
 
-#include "common/torch_api.h"
+#include "common/kernel_types.h"  // OPGEN_HOST_DEVICE
 
 namespace examples::bitonic_sort {
 
 template <typename Bits, typename F>
-C10_HOST_DEVICE inline Bits bits_of(F v) {
+OPGEN_HOST_DEVICE inline Bits bits_of(F v) {
   Bits bits;
   memcpy(&bits, &v, sizeof(bits));
   return bits;
@@ -30,7 +31,7 @@ template <typename Bits, Bits kExponent, Bits kQuietNaN>
 struct FloatKey {
   using key_t = Bits;
   static constexpr Bits kSign = Bits(Bits(1) << (sizeof(Bits) * 8 - 1));
-  C10_HOST_DEVICE static Bits from_bits(Bits bits) {
+  OPGEN_HOST_DEVICE static Bits from_bits(Bits bits) {
     const Bits magnitude = bits & Bits(~kSign);
     if (magnitude > kExponent) {
       bits = kQuietNaN;
@@ -40,10 +41,10 @@ struct FloatKey {
     return (bits & kSign) ? Bits(~bits) : Bits(bits | kSign);
   }
   // Only NaN and zero keys lose information (payload, sign): they are the ones to read back from x.
-  C10_HOST_DEVICE static bool is_exact(Bits key) {
+  OPGEN_HOST_DEVICE static bool is_exact(Bits key) {
     return key != Bits(kSign) && key != Bits(kQuietNaN | kSign);
   }
-  C10_HOST_DEVICE static Bits to_bits(Bits key) {
+  OPGEN_HOST_DEVICE static Bits to_bits(Bits key) {
     return (key & kSign) ? Bits(key & Bits(~kSign)) : Bits(~key);
   }
 };
@@ -52,13 +53,13 @@ template <typename Bits>
 struct IntKey {
   using key_t = Bits;
   static constexpr Bits kSign = Bits(Bits(1) << (sizeof(Bits) * 8 - 1));
-  C10_HOST_DEVICE static Bits from_bits(Bits bits) {
+  OPGEN_HOST_DEVICE static Bits from_bits(Bits bits) {
     return bits ^ kSign;
   }
-  C10_HOST_DEVICE static bool is_exact(Bits) {
+  OPGEN_HOST_DEVICE static bool is_exact(Bits) {
     return true;
   }
-  C10_HOST_DEVICE static Bits to_bits(Bits key) {
+  OPGEN_HOST_DEVICE static Bits to_bits(Bits key) {
     return key ^ kSign;
   }
 };
@@ -69,10 +70,10 @@ template <>
 struct KeyOf<float> : FloatKey<uint32_t, 0x7f800000u, 0x7fc00000u> {};
 template <>
 struct KeyOf<double> : FloatKey<uint64_t, 0x7ff0000000000000ull, 0x7ff8000000000000ull> {};
-template <>
-struct KeyOf<c10::Half> : FloatKey<uint16_t, 0x7c00, 0x7e00> {};
-template <>
-struct KeyOf<c10::BFloat16> : FloatKey<uint16_t, 0x7f80, 0x7fc0> {};
+// The keys of float16 and bfloat16, for whichever C++ types hold them: torch's on the CPU, CUDA's
+// in the .cu (each specializes KeyOf with these).
+using HalfKey = FloatKey<uint16_t, 0x7c00, 0x7e00>;
+using BFloat16Key = FloatKey<uint16_t, 0x7f80, 0x7fc0>;
 template <>
 struct KeyOf<int32_t> : IntKey<uint32_t> {};
 template <>
@@ -80,7 +81,7 @@ struct KeyOf<int64_t> : IntKey<uint64_t> {};
 
 // The key of v: ascending unsigned order is the requested order.
 template <typename scalar_t>
-C10_HOST_DEVICE inline typename KeyOf<scalar_t>::key_t key_of(scalar_t v, bool descending) {
+OPGEN_HOST_DEVICE inline typename KeyOf<scalar_t>::key_t key_of(scalar_t v, bool descending) {
   using key_t = typename KeyOf<scalar_t>::key_t;
   const key_t key = KeyOf<scalar_t>::from_bits(bits_of<key_t>(v));
   return descending ? key_t(~key) : key;
@@ -88,7 +89,7 @@ C10_HOST_DEVICE inline typename KeyOf<scalar_t>::key_t key_of(scalar_t v, bool d
 
 // The value a key came from, exactly, unless it is NaN or zero (see FloatKey::is_exact).
 template <typename scalar_t>
-C10_HOST_DEVICE inline bool value_of_key(typename KeyOf<scalar_t>::key_t key, bool descending, scalar_t* value) {
+OPGEN_HOST_DEVICE inline bool value_of_key(typename KeyOf<scalar_t>::key_t key, bool descending, scalar_t* value) {
   using key_t = typename KeyOf<scalar_t>::key_t;
   if (descending) {
     key = key_t(~key);
@@ -105,20 +106,20 @@ C10_HOST_DEVICE inline bool value_of_key(typename KeyOf<scalar_t>::key_t key, bo
 // single unsigned compare orders it. Rows are limited to 2^32 - 1 elements.
 struct NarrowItem {
   uint64_t bits;
-  C10_HOST_DEVICE static NarrowItem make(uint32_t key, uint32_t index) {
+  OPGEN_HOST_DEVICE static NarrowItem make(uint32_t key, uint32_t index) {
     return {(uint64_t(key) << 32) | index};
   }
   // Sorts after every real item; padding to a power of two uses it.
-  C10_HOST_DEVICE static NarrowItem sentinel() {
+  OPGEN_HOST_DEVICE static NarrowItem sentinel() {
     return {~uint64_t(0)};
   }
-  C10_HOST_DEVICE uint32_t key() const {
+  OPGEN_HOST_DEVICE uint32_t key() const {
     return uint32_t(bits >> 32);
   }
-  C10_HOST_DEVICE uint32_t index() const {
+  OPGEN_HOST_DEVICE uint32_t index() const {
     return uint32_t(bits);
   }
-  C10_HOST_DEVICE bool operator<(const NarrowItem& other) const {
+  OPGEN_HOST_DEVICE bool operator<(const NarrowItem& other) const {
     return bits < other.bits;
   }
 };
@@ -127,19 +128,19 @@ struct NarrowItem {
 struct alignas(16) WideItem {
   uint64_t key_bits;
   uint32_t idx;
-  C10_HOST_DEVICE static WideItem make(uint64_t key, uint32_t index) {
+  OPGEN_HOST_DEVICE static WideItem make(uint64_t key, uint32_t index) {
     return {key, index};
   }
-  C10_HOST_DEVICE static WideItem sentinel() {
+  OPGEN_HOST_DEVICE static WideItem sentinel() {
     return {~uint64_t(0), ~uint32_t(0)};
   }
-  C10_HOST_DEVICE uint64_t key() const {
+  OPGEN_HOST_DEVICE uint64_t key() const {
     return key_bits;
   }
-  C10_HOST_DEVICE uint32_t index() const {
+  OPGEN_HOST_DEVICE uint32_t index() const {
     return idx;
   }
-  C10_HOST_DEVICE bool operator<(const WideItem& other) const {
+  OPGEN_HOST_DEVICE bool operator<(const WideItem& other) const {
     return key_bits < other.key_bits || (key_bits == other.key_bits && idx < other.idx);
   }
 };
@@ -149,24 +150,5 @@ using ItemOf = std::conditional_t<sizeof(typename KeyOf<scalar_t>::key_t) == 8, 
 
 // Rows are indexed by uint32_t, and index 2^32 - 1 is the sentinel's.
 constexpr int64_t kMaxRowLength = (int64_t(1) << 32) - 1;
-
-// The dtypes sorted: OPGEN_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
-#define BITONIC_SORT_DISPATCH_CASES(...)         \
-  OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__)      \
-  OPGEN_DISPATCH_CASE(opgen::kInt, __VA_ARGS__) \
-  OPGEN_DISPATCH_CASE(opgen::kLong, __VA_ARGS__)
-
-// Length of the dimension sorted (the last; a scalar is one element).
-inline int64_t row_length(const opgen::Tensor& x) {
-  return x.dim() == 0 ? 1 : x.size(-1);
-}
-
-inline void check_input(const opgen::Tensor& x) {
-  const opgen::ScalarType dtype = x.scalar_type();
-  OPGEN_CHECK(opgen::is_floating(dtype) || dtype == opgen::kInt || dtype == opgen::kLong,
-              "x must be a float32, float16, bfloat16, float64, int32 or int64 tensor, got ", dtype);
-  OPGEN_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
-              " elements, got ", row_length(x));
-}
 
 }  // namespace examples::bitonic_sort

@@ -18,12 +18,17 @@
 
 #include "bitonic_sort/bitonic_sort.h"
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 
 namespace examples::bitonic_sort {
+
+template <>
+struct KeyOf<__half> : HalfKey {};
+template <>
+struct KeyOf<__nv_bfloat16> : BFloat16Key {};
+
 namespace {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
 constexpr int kWarpSize = 32;
 // Threads per block at most: 512 leaves each thread up to 128 registers (1024 would leave 64 and spill).
@@ -398,14 +403,24 @@ unsigned int stride_grid(int64_t work_items) {
   return static_cast<unsigned int>(std::min<int64_t>((work_items + 255) / 256, 65536));
 }
 
+// Bytes of work buffer the sort of rows x n needs: none when one block sorts a row in shared memory.
 template <typename scalar_t>
-void sort_cuda(const Tensor& input, Tensor& values, Tensor& indices, int64_t rows, int64_t n, bool descending) {
+int64_t work_bytes(int64_t rows, int64_t n) {
   using Item = ItemOf<scalar_t>;
   constexpr int E = kPerThread<Item>;
-  const cudaStream_t stream = opgen::current_stream();
-  const scalar_t* x = input.const_data_ptr<scalar_t>();
-  scalar_t* out_values = values.mutable_data_ptr<scalar_t>();
-  int64_t* out_indices = indices.mutable_data_ptr<int64_t>();
+  const int log_size = std::max(log2_ceil(n), log2_ceil(E));
+  const int64_t size = int64_t(1) << log_size;
+  return size <= max_shared_row<Item, E>() ? 0 : rows * size * int64_t(sizeof(Item));
+}
+
+template <typename scalar_t>
+void sort_cuda(cudaStream_t stream, const Buffer& input, const Buffer& values, const Buffer& indices,
+               const Buffer& work_buffer, int64_t rows, int64_t n, bool descending) {
+  using Item = ItemOf<scalar_t>;
+  constexpr int E = kPerThread<Item>;
+  const scalar_t* x = input.as<const scalar_t>();
+  scalar_t* out_values = values.as<scalar_t>();
+  int64_t* out_indices = indices.as<int64_t>();
   const int log_size = std::max(log2_ceil(n), log2_ceil(E));
   const int64_t size = int64_t(1) << log_size;
   const int64_t chunk = max_shared_row<Item, E>();
@@ -424,10 +439,9 @@ void sort_cuda(const Tensor& input, Tensor& values, Tensor& indices, int64_t row
     return;
   }
 
-  // Long rows: a padded work buffer, chunk sorts, then the merge phases.
+  // Long rows: a padded work buffer (work_bytes of them, from the caller), chunk sorts, then the merge phases.
   const int64_t total = rows * size;
-  Tensor work_buffer = opgen::empty(input, {total * int64_t(sizeof(Item))}, opgen::kByte);
-  Item* work = reinterpret_cast<Item*>(work_buffer.mutable_data_ptr());
+  Item* work = work_buffer.as<Item>();
   make_items_kernel<scalar_t><<<stride_grid(total), 256, 0, stream>>>(x, work, total, n, log_size, descending);
   OPGEN_CUDA_LAUNCH_CHECK();
 
@@ -454,27 +468,40 @@ void sort_cuda(const Tensor& input, Tensor& values, Tensor& indices, int64_t row
   OPGEN_CUDA_LAUNCH_CHECK();
 }
 
-std::tuple<Tensor, Tensor> forward_cuda(const Tensor& x, bool descending) {
-  check_input(x);
-  const opgen::DeviceGuard device_guard(x);
-  const Tensor input = opgen::contiguous(x);
-  Tensor values = opgen::empty_like(input);
-  Tensor indices = opgen::empty(input, opgen::sizes(input), opgen::kLong);
-  const int64_t n = row_length(input);
-  const int64_t rows = n == 0 ? 0 : input.numel() / n;
-  if (rows == 0) {
-    return {values, indices};
+// Runs f.template operator()<scalar_t>() for the CUDA type of dtype.
+template <typename F>
+auto dispatch(opgen::DType dtype, const F& f) {
+  switch (dtype) {
+    case opgen::DType::Float:
+      return f(float{});
+    case opgen::DType::Double:
+      return f(double{});
+    case opgen::DType::Half:
+      return f(__half{});
+    case opgen::DType::BFloat16:
+      return f(__nv_bfloat16{});
+    case opgen::DType::Int:
+      return f(int32_t{});
+    case opgen::DType::Long:
+      return f(int64_t{});
+    default:
+      opgen::cuda::unsupported_dtype("bitonic_sort_cuda", dtype);
   }
-  OPGEN_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cuda", BITONIC_SORT_DISPATCH_CASES([&] {
-                          sort_cuda<scalar_t>(input, values, indices, rows, n, descending);
-                        }));
-  return {values, indices};
 }
 
 }  // namespace
 
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("bitonic_sort", OPGEN_KERNEL(forward_cuda));
+int64_t work_bytes_cuda(opgen::DType dtype, int64_t rows, int64_t n) {
+  return dispatch(dtype, [&](auto zero) { return work_bytes<decltype(zero)>(rows, n); });
+}
+
+// values, indices (int64) = x sorted along rows of n; work: work_bytes_cuda bytes (null if none).
+void forward_cuda(opgen::CudaStream stream, const Buffer& values, const Buffer& indices, const Buffer& x,
+                  const Buffer& work, int64_t rows, int64_t n, bool descending) {
+  dispatch(x.dtype, [&](auto zero) {
+    sort_cuda<decltype(zero)>(stream, x, values, indices, work, rows, n, descending);
+    return 0;
+  });
 }
 
 }  // namespace examples::bitonic_sort

@@ -11,8 +11,7 @@ using opgen::Tensor;
 
 Tensor forward_cpu(const Tensor& a, const Tensor& b) {
   opgen::check_floating(a, "a");
-  opgen::check_same_dtype(a, "a", b, "b");
-  opgen::check_same_shape(a, "a", b, "b");
+  opgen::check_like(b, "b", a, "a");
   const Tensor lhs = opgen::contiguous(a);
   const Tensor rhs = opgen::contiguous(b);
   Tensor c = opgen::empty_like(lhs);

@@ -1,13 +1,23 @@
-// fused_bias_gelu: schema and CPU kernels. The CUDA kernels are in fused_bias_gelu_cuda.cu.
+// fused_bias_gelu: schemas, host code for CPU and CUDA (checks, allocation, device guard, stream)
+// and the CPU kernels. The math is in fused_bias_gelu.h, the CUDA kernels in fused_bias_gelu_cuda.cu.
 #include <algorithm>
 
+#include "common/checks.h"
 #include "common/cpu_loops.h"
 #include "common/torch_api.h"
 #include "fused_bias_gelu/fused_bias_gelu.h"
 
 namespace examples::fused_bias_gelu {
 
+using opgen::Buffer;
 using opgen::Tensor;
+
+#ifdef OPGEN_WITH_CUDA
+// In fused_bias_gelu_cuda.cu (compiled by nvcc without torch's headers). x is rows x cols, contiguous.
+void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x, const Buffer& bias, int64_t cols);
+void backward_cuda(opgen::CudaStream stream, const Buffer& dz, const Buffer& grad, const Buffer& x,
+                   const Buffer& bias, int64_t cols);
+#endif
 
 namespace {
 
@@ -27,10 +37,24 @@ void map_rows(const Op& op, int64_t rows, int64_t cols, scalar_t* out, const sca
   });
 }
 
+// x: floating, at least 1-D; bias: 1-D with x.size(-1) elements, same dtype and device as x.
+void check_arguments(const Tensor& x, const Tensor& bias) {
+  opgen::check_floating(x, "x");
+  OPGEN_CHECK(x.dim() >= 1, "x must have at least 1 dimension (the one bias is added along), got a scalar");
+  opgen::check_same_device(bias, "bias", x, "x");
+  opgen::check_same_dtype(bias, "bias", x, "x");
+  opgen::check_dim(bias, "bias", 1);
+  OPGEN_CHECK(bias.size(0) == x.size(-1), "bias must have x.size(-1) = ", x.size(-1), " elements, got ",
+              bias.size(0));
+}
+
 }  // namespace
 
-Tensor forward_cpu(const Tensor& x, const Tensor& bias) {
+Tensor forward(const Tensor& x, const Tensor& bias) {
   check_arguments(x, bias);
+#ifdef OPGEN_WITH_CUDA
+  const opgen::DeviceGuard device_guard(x);
+#endif
   const Tensor input = opgen::contiguous(x);
   const Tensor b = opgen::contiguous(bias);
   Tensor y = opgen::empty_like(input);
@@ -38,6 +62,12 @@ Tensor forward_cpu(const Tensor& x, const Tensor& bias) {
     return y;
   }
   const int64_t cols = input.size(-1);
+#ifdef OPGEN_WITH_CUDA
+  if (input.is_cuda()) {
+    forward_cuda(opgen::current_stream(), opgen::output(y), opgen::input(input), opgen::input(b), cols);
+    return y;
+  }
+#endif
   OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_cpu", [&] {
     map_rows(Forward{}, input.numel() / cols, cols, y.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
              input.const_data_ptr<scalar_t>());
@@ -45,11 +75,12 @@ Tensor forward_cpu(const Tensor& x, const Tensor& bias) {
   return y;
 }
 
-Tensor backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& bias) {
+Tensor backward(const Tensor& grad, const Tensor& x, const Tensor& bias) {
   check_arguments(x, bias);
-  opgen::check_same_device(grad, "grad", x, "x");
-  opgen::check_same_dtype(grad, "grad", x, "x");
-  opgen::check_same_shape(grad, "grad", x, "x");
+  opgen::check_like(grad, "grad", x, "x");
+#ifdef OPGEN_WITH_CUDA
+  const opgen::DeviceGuard device_guard(x);
+#endif
   const Tensor g = opgen::contiguous(grad);
   const Tensor input = opgen::contiguous(x);
   const Tensor b = opgen::contiguous(bias);
@@ -58,6 +89,13 @@ Tensor backward_cpu(const Tensor& grad, const Tensor& x, const Tensor& bias) {
     return dz;
   }
   const int64_t cols = input.size(-1);
+#ifdef OPGEN_WITH_CUDA
+  if (input.is_cuda()) {
+    backward_cuda(opgen::current_stream(), opgen::output(dz), opgen::input(g), opgen::input(input), opgen::input(b),
+                  cols);
+    return dz;
+  }
+#endif
   OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_backward_cpu", [&] {
     map_rows(Backward{}, input.numel() / cols, cols, dz.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
              g.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
@@ -70,9 +108,16 @@ OPGEN_LIBRARY_FRAGMENT(examples, m) {
   m.def("fused_bias_gelu_backward(Tensor grad, Tensor x, Tensor bias) -> Tensor");
 }
 
+// One host function per op serves both devices: it picks the kernel from the tensors' device.
 OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("fused_bias_gelu", OPGEN_KERNEL(forward_cpu));
-  m.impl("fused_bias_gelu_backward", OPGEN_KERNEL(backward_cpu));
+  m.impl("fused_bias_gelu", OPGEN_KERNEL(forward));
+  m.impl("fused_bias_gelu_backward", OPGEN_KERNEL(backward));
 }
+#ifdef OPGEN_WITH_CUDA
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("fused_bias_gelu", OPGEN_KERNEL(forward));
+  m.impl("fused_bias_gelu_backward", OPGEN_KERNEL(backward));
+}
+#endif
 
 }  // namespace examples::fused_bias_gelu

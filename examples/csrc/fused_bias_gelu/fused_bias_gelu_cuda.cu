@@ -1,4 +1,5 @@
-// fused_bias_gelu: CUDA kernels on the current stream of the input's device.
+// fused_bias_gelu: CUDA kernels, on the stream fused_bias_gelu.cpp passes (the current stream of the
+// input's device, set there). No torch header here.
 //
 // x is viewed as rows x cols (cols = x.size(-1)); a 2-D grid covers column vectors (x) by rows (y).
 // Each thread loads its bias vector once, keeps it in registers and walks down its column,
@@ -10,12 +11,11 @@
 #include <cstdint>
 
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 #include "fused_bias_gelu/fused_bias_gelu.h"
 
 namespace examples::fused_bias_gelu {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
 namespace {
 
@@ -56,7 +56,7 @@ __device__ __forceinline__ void compute_rows(const Op& op, scalar_t* __restrict_
       Vec<scalar_t, kVec> y;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        y.v[j] = static_cast<scalar_t>(op(static_cast<opmath_t>(in.v[k].v[j])..., bias[j]));
+        y.v[j] = opgen::cuda::convert<scalar_t>(op(opgen::cuda::convert<opmath_t>(in.v[k].v[j])..., bias[j]));
       }
       *reinterpret_cast<Vec<scalar_t, kVec>*>(out + offset + k * step) = y;
     }
@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(kBlockThreads)
   opmath_t bias_here[kVec];
 #pragma unroll
   for (int j = 0; j < kVec; ++j) {
-    bias_here[j] = static_cast<opmath_t>(b.v[j]);
+    bias_here[j] = opgen::cuda::convert<opmath_t>(b.v[j]);
   }
 
   const int64_t row_stride = int64_t(gridDim.y) * blockDim.y;
@@ -111,7 +111,8 @@ int block_columns(int64_t rows, int64_t col_vectors) {
 }
 
 template <int kVec, typename Op, typename scalar_t, typename... in_t>
-void launch(const Op& op, int64_t rows, int64_t cols, scalar_t* out, const scalar_t* bias, const in_t*... in) {
+void launch(cudaStream_t stream, const Op& op, int64_t rows, int64_t cols, scalar_t* out, const scalar_t* bias,
+            const in_t*... in) {
   const int64_t col_vectors = cols / kVec;
   const int bx = block_columns(rows, col_vectors);
   const int by = kBlockThreads / bx;
@@ -119,67 +120,43 @@ void launch(const Op& op, int64_t rows, int64_t cols, scalar_t* out, const scala
   const dim3 grid(opgen::cuda::grid_size(col_vectors, bx),
                   static_cast<unsigned int>(std::min<int64_t>((rows + by * kRowsPerThread - 1) / (by * kRowsPerThread),
                                                               kMaxGridY)));
-  bias_rows_kernel<kVec><<<grid, block, 0, opgen::current_stream()>>>(op, rows, cols, out, bias, in...);
+  bias_rows_kernel<kVec><<<grid, block, 0, stream>>>(op, rows, cols, out, bias, in...);
   OPGEN_CUDA_LAUNCH_CHECK();
 }
 
-// Picks the 16-byte vector path when it is safe, else the scalar one. x is contiguous, numel > 0.
+// Picks the 16-byte vector path when it is safe, else the scalar one. numel > 0, a multiple of cols.
 template <typename Op, typename scalar_t, typename... in_t>
-void launch_bias_rows(const Op& op, const Tensor& x, scalar_t* out, const scalar_t* bias, const in_t*... in) {
-  const int64_t cols = x.size(-1);
-  const int64_t rows = x.numel() / cols;
+void launch_bias_rows(cudaStream_t stream, const Op& op, int64_t numel, int64_t cols, scalar_t* out,
+                      const scalar_t* bias, const in_t*... in) {
+  const int64_t rows = numel / cols;
   constexpr int kVec = opgen::cuda::vector_width<scalar_t>();
   const bool vectorizable = cols % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(out) &&
                             opgen::cuda::is_vector_aligned<kVec>(bias) &&
                             (opgen::cuda::is_vector_aligned<kVec>(in) && ...);
   if (vectorizable) {
-    launch<kVec>(op, rows, cols, out, bias, in...);
+    launch<kVec>(stream, op, rows, cols, out, bias, in...);
   } else {
-    launch<1>(op, rows, cols, out, bias, in...);
+    launch<1>(stream, op, rows, cols, out, bias, in...);
   }
 }
 
 }  // namespace
 
-Tensor forward_cuda(const Tensor& x, const Tensor& bias) {
-  check_arguments(x, bias);
-  const opgen::DeviceGuard device_guard(x);
-  const Tensor input = opgen::contiguous(x);
-  const Tensor b = opgen::contiguous(bias);
-  Tensor y = opgen::empty_like(input);
-  if (input.numel() == 0) {
-    return y;
-  }
-  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_cuda", [&] {
-    launch_bias_rows(Forward{}, input, y.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
-                     input.const_data_ptr<scalar_t>());
+// y = gelu(x + bias) for x (rows x cols, contiguous, numel > 0) and bias (cols).
+void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x, const Buffer& bias, int64_t cols) {
+  OPGEN_CUDA_DISPATCH_FLOATING(x.dtype, "fused_bias_gelu_cuda", [&] {
+    launch_bias_rows(stream, Forward{}, x.numel, cols, y.as<scalar_t>(), bias.as<const scalar_t>(),
+                     x.as<const scalar_t>());
   });
-  return y;
 }
 
-Tensor backward_cuda(const Tensor& grad, const Tensor& x, const Tensor& bias) {
-  check_arguments(x, bias);
-  opgen::check_same_device(grad, "grad", x, "x");
-  opgen::check_same_dtype(grad, "grad", x, "x");
-  opgen::check_same_shape(grad, "grad", x, "x");
-  const opgen::DeviceGuard device_guard(x);
-  const Tensor g = opgen::contiguous(grad);
-  const Tensor input = opgen::contiguous(x);
-  const Tensor b = opgen::contiguous(bias);
-  Tensor dz = opgen::empty_like(input);
-  if (input.numel() == 0) {
-    return dz;
-  }
-  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "fused_bias_gelu_backward_cuda", [&] {
-    launch_bias_rows(Backward{}, input, dz.mutable_data_ptr<scalar_t>(), b.const_data_ptr<scalar_t>(),
-                     g.const_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
+// dz = grad * gelu'(x + bias), same layout.
+void backward_cuda(opgen::CudaStream stream, const Buffer& dz, const Buffer& grad, const Buffer& x,
+                   const Buffer& bias, int64_t cols) {
+  OPGEN_CUDA_DISPATCH_FLOATING(x.dtype, "fused_bias_gelu_backward_cuda", [&] {
+    launch_bias_rows(stream, Backward{}, x.numel, cols, dz.as<scalar_t>(), bias.as<const scalar_t>(),
+                     grad.as<const scalar_t>(), x.as<const scalar_t>());
   });
-  return dz;
-}
-
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("fused_bias_gelu", OPGEN_KERNEL(forward_cuda));
-  m.impl("fused_bias_gelu_backward", OPGEN_KERNEL(backward_cuda));
 }
 
 }  // namespace examples::fused_bias_gelu

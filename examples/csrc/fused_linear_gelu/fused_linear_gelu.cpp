@@ -21,7 +21,7 @@ at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& weight, const at::
   at::Tensor y = at::addmm(bias, x2d, weight.t()).contiguous();  // a fresh tensor: GELU it in place
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "fused_linear_gelu_cpu", [&] {
     scalar_t* data = y.mutable_data_ptr<scalar_t>();
-    opgen::cpu::map(gelu_approx::Forward{}, y.numel(), data, static_cast<const scalar_t*>(data));
+    opgen::cpu::map(gelu_approx::Forward<opgen::opmath_t<scalar_t>>{}, y.numel(), data, static_cast<const scalar_t*>(data));
   });
   return y.view(output_shape(x, weight));
 }

@@ -16,6 +16,8 @@
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/Dispatch.h>
+#include <ATen/OpMathType.h>
+#include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_addmm_activation.h>
 #include <ATen/ops/addmm.h>
@@ -25,6 +27,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <torch/library.h>
 
+#include <type_traits>
+
 #include "common/elementwise.cuh"
 #include "fused_linear_gelu/fused_linear_gelu.h"
 #include "fused_linear_gelu/skinny_linear_gelu.cuh"
@@ -33,13 +37,21 @@
 namespace examples::fused_linear_gelu {
 namespace {
 
+// CUDA's type with the layout of torch's scalar_t.
+template <typename scalar_t>
+using CudaType = std::conditional_t<std::is_same_v<scalar_t, c10::Half>, __half,
+                                    std::conditional_t<std::is_same_v<scalar_t, c10::BFloat16>, __nv_bfloat16, scalar_t>>;
+
 // addmm, then the shared GELU functor in a second pass over y.
 at::Tensor linear_then_gelu(const at::Tensor& x2d, const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor z = at::addmm(bias, x2d, weight.t());  // fresh and contiguous
   at::Tensor y = at::empty_like(z);
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, z.scalar_type(), "fused_linear_gelu_cuda", [&] {
-    opgen::cuda::launch_map(gelu_approx::Forward{}, z.numel(), y.mutable_data_ptr<scalar_t>(),
-                            z.const_data_ptr<scalar_t>());
+    // The map takes CUDA's 16-bit types (c10's would also match c10::convert, by argument lookup).
+    using cuda_t = CudaType<scalar_t>;
+    opgen::cuda::launch_map(at::cuda::getCurrentCUDAStream(), gelu_approx::Forward<at::opmath_type<scalar_t>>{},
+                            z.numel(), reinterpret_cast<cuda_t*>(y.mutable_data_ptr<scalar_t>()),
+                            reinterpret_cast<const cuda_t*>(z.const_data_ptr<scalar_t>()));
   });
   return y;
 }

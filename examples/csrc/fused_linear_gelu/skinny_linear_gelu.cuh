@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int w = 0; w < kWarps; ++w) {
         z += partial[w][p];
       }
-      y[row * out_features + col] = static_cast<scalar_t>(gelu_approx::Forward{}(z));
+      y[row * out_features + col] = static_cast<scalar_t>(gelu_approx::Forward<float>{}(z));
     }
   }
 }

@@ -1,4 +1,5 @@
-// gelu_approx: schema and CPU kernels. The CUDA kernels are in gelu_approx_cuda.cu.
+// gelu_approx: schema, host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU
+// kernel. The math is in gelu_approx.h, the CUDA kernel in gelu_approx_cuda.cu.
 #include "common/checks.h"
 #include "common/cpu_loops.h"
 #include "common/torch_api.h"
@@ -6,29 +7,76 @@
 
 namespace examples::gelu_approx {
 
+using opgen::Buffer;
 using opgen::Tensor;
 
-Tensor forward_cpu(const Tensor& x) {
-  opgen::check_floating(x, "x");
-  const Tensor input = opgen::contiguous(x);
-  Tensor y = opgen::empty_like(input);
-  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "gelu_approx_cpu", [&] {
-    opgen::cpu::map(Forward{}, input.numel(), y.mutable_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
+#ifdef OPGEN_WITH_CUDA
+// In gelu_approx_cuda.cu (compiled by nvcc without torch's headers).
+void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x);
+void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& dx);
+#endif
+
+namespace {
+
+void forward_cpu(const Buffer& y, const Buffer& x) {
+  OPGEN_DISPATCH_FLOATING(static_cast<opgen::ScalarType>(y.dtype), "gelu_approx_cpu", [&] {
+    using T = opgen::opmath_t<scalar_t>;
+    opgen::cpu::map(Forward<T>{}, y.numel, y.as<scalar_t>(), x.as<const scalar_t>());
   });
+}
+
+void backward_cpu(const Buffer& grad, const Buffer& x, const Buffer& dx) {
+  OPGEN_DISPATCH_FLOATING(static_cast<opgen::ScalarType>(grad.dtype), "gelu_approx_backward_cpu", [&] {
+    using T = opgen::opmath_t<scalar_t>;
+    opgen::cpu::map(Backward<T>{}, grad.numel, dx.as<scalar_t>(), grad.as<const scalar_t>(), x.as<const scalar_t>());
+  });
+}
+
+// Every tensor floating-point, on one device, with one dtype and one shape.
+void check_inputs(const opgen::Tensor& x) {
+  opgen::check_floating(x, "x");
+}
+
+// y = gelu_approx(...) into y: contiguous, with x's shape, dtype and device.
+void run_forward(const Tensor& y, const opgen::Tensor& x) {
+  const Tensor x_contiguous = opgen::contiguous(x);
+#ifdef OPGEN_WITH_CUDA
+  if (y.is_cuda()) {
+    forward_cuda(opgen::current_stream(), opgen::output(y), opgen::input(x_contiguous));
+    return;
+  }
+#endif
+  forward_cpu(opgen::output(y), opgen::input(x_contiguous));
+}
+
+}  // namespace
+
+Tensor forward(const opgen::Tensor& x) {
+  check_inputs(x);
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
+  const opgen::DeviceGuard device_guard(x);
+#endif
+  Tensor y = opgen::empty(x, opgen::sizes(x));
+  run_forward(y, x);
   return y;
 }
 
-Tensor backward_cpu(const Tensor& grad, const Tensor& x) {
-  opgen::check_floating(x, "x");
-  opgen::check_same_dtype(grad, "grad", x, "x");
-  opgen::check_same_shape(grad, "grad", x, "x");
-  const Tensor g = opgen::contiguous(grad);
-  const Tensor input = opgen::contiguous(x);
-  Tensor dx = opgen::empty_like(input);
-  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "gelu_approx_backward_cpu", [&] {
-    opgen::cpu::map(Backward{}, input.numel(), dx.mutable_data_ptr<scalar_t>(), g.const_data_ptr<scalar_t>(),
-                    input.const_data_ptr<scalar_t>());
-  });
+Tensor backward(const Tensor& grad, const opgen::Tensor& x) {
+  check_inputs(x);
+  opgen::check_like(grad, "grad", x, "x");
+#ifdef OPGEN_WITH_CUDA  // (the template's DeviceGuard exists only in CUDA builds)
+  const opgen::DeviceGuard device_guard(x);
+#endif
+  const Tensor grad_contiguous = opgen::contiguous(grad);
+  const Tensor x_contiguous = opgen::contiguous(x);
+  Tensor dx = opgen::empty(x, opgen::sizes(x));
+#ifdef OPGEN_WITH_CUDA
+  if (grad.is_cuda()) {
+    backward_cuda(opgen::current_stream(), opgen::input(grad_contiguous), opgen::input(x_contiguous), opgen::output(dx));
+    return dx;
+  }
+#endif
+  backward_cpu(opgen::input(grad_contiguous), opgen::input(x_contiguous), opgen::output(dx));
   return dx;
 }
 
@@ -37,9 +85,16 @@ OPGEN_LIBRARY_FRAGMENT(examples, m) {
   m.def("gelu_approx_backward(Tensor grad, Tensor x) -> Tensor");
 }
 
+// One host function per op serves both devices: it picks the kernel from the tensors' device.
 OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("gelu_approx", OPGEN_KERNEL(forward_cpu));
-  m.impl("gelu_approx_backward", OPGEN_KERNEL(backward_cpu));
+  m.impl("gelu_approx", OPGEN_KERNEL(forward));
+  m.impl("gelu_approx_backward", OPGEN_KERNEL(backward));
 }
+#ifdef OPGEN_WITH_CUDA
+OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
+  m.impl("gelu_approx", OPGEN_KERNEL(forward));
+  m.impl("gelu_approx_backward", OPGEN_KERNEL(backward));
+}
+#endif
 
 }  // namespace examples::gelu_approx

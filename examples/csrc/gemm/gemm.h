@@ -1,21 +1,18 @@
-// gemm: argument checks shared by the CPU (gemm.cpp) and CUDA (gemm_cuda.cu) kernels.
+// gemm: what the host code (gemm.cpp) hands the CUDA launchers (gemm_cuda.cu). Torch-free.
 #pragma once
 
-#include "common/checks.h"
-#include "common/torch_api.h"
+#include <cstdint>
+
+#include "common/kernel_types.h"
 
 namespace examples::gemm {
 
-// a (M, K) @ b (K, N): two floating-point matrices of one dtype on one device.
-inline void check_inputs(const opgen::Tensor& a, const opgen::Tensor& b) {
-  opgen::check_floating(a, "a");
-  opgen::check_floating(b, "b");
-  opgen::check_dim(a, "a", 2);
-  opgen::check_dim(b, "b", 2);
-  opgen::check_same_dtype(a, "a", b, "b");
-  opgen::check_same_device(a, "a", b, "b");
-  OPGEN_CHECK(a.size(1) == b.size(0), "a's columns and b's rows must match (a @ b), got a ", opgen::shape_name(a),
-              " and b ", opgen::shape_name(b));
-}
+// A row-major matrix with unit column stride: its memory and the elements between rows.
+struct Matrix {
+  opgen::Buffer data;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t ld = 0;
+};
 
 }  // namespace examples::gemm

@@ -1,21 +1,22 @@
 // gemm: C = A @ B on CUDA with a hand-written tiled kernel (plain FMA, no tensor cores, no TF32).
 //
 // The kernel itself is in gemm_kernel.cuh; this file picks its tile shape per dtype, checks the
-// inputs' layout and launches it. float16 and bfloat16 load and store their own type and accumulate
+// inputs' layout and launches it, on the stream gemm.cpp passes (which checks the arguments, sets
+// the device and hands over row-major views). No torch header here. float16 and bfloat16 load and store their own type and accumulate
 // in float; float64 uses a smaller tile (twice the bytes per register) and accumulates in double.
 // gemm_naive is the seed's one-thread-per-output kernel, kept as the benchmark's baseline.
 #include <cstdint>
 #include <limits>
 
+#include <stdexcept>
+#include <string>
+
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 #include "gemm/gemm.h"
 #include "gemm/gemm_kernel.cuh"
 
 namespace examples::gemm {
 namespace {
-
-using opgen::Tensor;
 
 // float32/16/bf16: 128x128 block tile, K step 16, 8x8 per thread, 256 threads, 33 KB of shared
 // memory, one block per SM (up to 255 registers a thread). Measured on an H100 at 4096 and 8192
@@ -34,38 +35,32 @@ struct ShapeFor<double> {
   using type = DoubleShape;
 };
 
-// A view of t with unit column stride (copied only when it has none) and its row stride.
-struct RowMajor {
-  Tensor t;
-  int64_t ld;
-};
-
-RowMajor row_major(const Tensor& t) {
-  const Tensor m = (t.size(1) <= 1 || t.stride(1) == 1) ? t : opgen::contiguous(t);
-  // A single row's stride is never used to step; give it one that keeps vectors aligned.
-  return {m, m.size(0) <= 1 ? m.size(1) : m.stride(0)};
+// Grids are 1-D: refuses more tiles than a launch can have.
+void check_tiles(int64_t tiles, const char* name, int64_t M, int64_t N) {
+  if (tiles > std::numeric_limits<int32_t>::max()) {
+    throw std::runtime_error(std::string(name) + ": output too large (" + std::to_string(M) + " x " +
+                             std::to_string(N) + ")");
+  }
 }
 
 template <typename T>
-bool vector_friendly(const RowMajor& m) {
-  return opgen::cuda::is_vector_aligned<4>(m.t.const_data_ptr<T>()) && m.ld % 4 == 0 && m.t.size(1) % 4 == 0;
+bool vector_friendly(const Matrix& m) {
+  return opgen::cuda::is_vector_aligned<4>(m.data.as<const T>()) && m.ld % 4 == 0 && m.cols % 4 == 0;
 }
 
 template <typename T>
-void launch_gemm(const RowMajor& a, const RowMajor& b, Tensor& c) {
+void launch_gemm(cudaStream_t stream, const Matrix& a, const Matrix& b, T* pc) {
   using acc_t = opgen::opmath_t<T>;
   using Shape = typename ShapeFor<acc_t>::type;
-  const int64_t M = c.size(0), N = c.size(1), K = a.t.size(1);
+  const int64_t M = a.rows, N = b.cols, K = a.cols;
   const int64_t tiles_m = (M + Shape::BM - 1) / Shape::BM;
   const int64_t tiles_n = (N + Shape::BN - 1) / Shape::BN;
-  OPGEN_CHECK(tiles_m * tiles_n <= std::numeric_limits<int32_t>::max(), "gemm: output too large (", M, " x ", N, ")");
+  check_tiles(tiles_m * tiles_n, "gemm", M, N);
   const unsigned int blocks = static_cast<unsigned int>(tiles_m * tiles_n);
-  const cudaStream_t stream = opgen::current_stream();
   // c is freshly allocated (aligned, row stride N), so N % 4 == 0 is all it needs for vector stores.
   const bool vec = vector_friendly<T>(a) && vector_friendly<T>(b);
-  const T* pa = a.t.const_data_ptr<T>();
-  const T* pb = b.t.const_data_ptr<T>();
-  T* pc = c.mutable_data_ptr<T>();
+  const T* pa = a.data.as<const T>();
+  const T* pb = b.data.as<const T>();
   if (vec) {
     gemm_kernel<Shape, true, T, acc_t>
         <<<blocks, Shape::kThreads, 0, stream>>>(pa, pb, pc, M, N, K, a.ld, b.ld, tiles_m, tiles_n);
@@ -74,21 +69,6 @@ void launch_gemm(const RowMajor& a, const RowMajor& b, Tensor& c) {
         <<<blocks, Shape::kThreads, 0, stream>>>(pa, pb, pc, M, N, K, a.ld, b.ld, tiles_m, tiles_n);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
-}
-
-Tensor forward_cuda(const Tensor& a, const Tensor& b) {
-  check_inputs(a, b);
-  const opgen::DeviceGuard device_guard(a);
-  const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
-  Tensor c = opgen::empty(a, {M, N});
-  if (M == 0 || N == 0 || K == 0) {
-    opgen::zero_(c);  // an empty sum is zero
-    return c;
-  }
-  const RowMajor ra = row_major(a);
-  const RowMajor rb = row_major(b);
-  OPGEN_DISPATCH_FLOATING(a.scalar_type(), "gemm_cuda", [&] { launch_gemm<scalar_t>(ra, rb, c); });
-  return c;
 }
 
 // The seed's kernel: one thread per output element, every operand read from global memory.
@@ -109,32 +89,22 @@ __global__ void __launch_bounds__(kNaiveSide* kNaiveSide)
   c[row * N + col] = sum;
 }
 
-Tensor naive_cuda(const Tensor& a, const Tensor& b) {
-  check_inputs(a, b);
-  opgen::check_dtype(a, "a", opgen::kFloat);
-  const opgen::DeviceGuard device_guard(a);
-  const Tensor ac = opgen::contiguous(a);
-  const Tensor bc = opgen::contiguous(b);
-  const int64_t M = a.size(0), N = b.size(1), K = a.size(1);
-  Tensor c = opgen::empty(a, {M, N});
-  if (c.numel() == 0) {
-    return c;
-  }
-  const int64_t tiles_n = (N + kNaiveSide - 1) / kNaiveSide;
-  const int64_t tiles = (M + kNaiveSide - 1) / kNaiveSide * tiles_n;
-  OPGEN_CHECK(tiles <= std::numeric_limits<int32_t>::max(), "gemm_naive: output too large (", M, " x ", N, ")");
-  gemm_naive_kernel<<<static_cast<unsigned int>(tiles), dim3(kNaiveSide, kNaiveSide), 0,
-                      opgen::current_stream()>>>(ac.const_data_ptr<float>(), bc.const_data_ptr<float>(),
-                                                 c.mutable_data_ptr<float>(), M, N, K, tiles_n);
-  OPGEN_CUDA_LAUNCH_CHECK();
-  return c;
-}
-
 }  // namespace
 
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("gemm", OPGEN_KERNEL(forward_cuda));
-  m.impl("gemm_naive", OPGEN_KERNEL(naive_cuda));
+// c (M x N, contiguous, not empty) = a (M x K) @ b (K x N).
+void forward_cuda(opgen::CudaStream stream, const opgen::Buffer& c, const Matrix& a, const Matrix& b) {
+  OPGEN_CUDA_DISPATCH_FLOATING(c.dtype, "gemm_cuda", [&] { launch_gemm<scalar_t>(stream, a, b, c.as<scalar_t>()); });
+}
+
+// The same with the seed's kernel: float32, a and b contiguous.
+void naive_cuda(opgen::CudaStream stream, const opgen::Buffer& c, const Matrix& a, const Matrix& b) {
+  const int64_t M = a.rows, N = b.cols, K = a.cols;
+  const int64_t tiles_n = (N + kNaiveSide - 1) / kNaiveSide;
+  const int64_t tiles = (M + kNaiveSide - 1) / kNaiveSide * tiles_n;
+  check_tiles(tiles, "gemm_naive", M, N);
+  gemm_naive_kernel<<<static_cast<unsigned int>(tiles), dim3(kNaiveSide, kNaiveSide), 0, stream>>>(
+      a.data.as<const float>(), b.data.as<const float>(), c.as<float>(), M, N, K, tiles_n);
+  OPGEN_CUDA_LAUNCH_CHECK();
 }
 
 }  // namespace examples::gemm

@@ -47,7 +47,7 @@ __device__ __forceinline__ void load4(const T* __restrict__ p, int64_t valid, ac
       const auto v = *reinterpret_cast<const opgen::cuda::Vec<T, 4>*>(p);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        out[j] = static_cast<acc_t>(v.v[j]);
+        out[j] = opgen::cuda::convert<acc_t>(v.v[j]);
       }
     } else {
 #pragma unroll
@@ -58,7 +58,7 @@ __device__ __forceinline__ void load4(const T* __restrict__ p, int64_t valid, ac
   } else {
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      out[j] = j < valid ? static_cast<acc_t>(p[j]) : acc_t(0);
+      out[j] = j < valid ? opgen::cuda::convert<acc_t>(p[j]) : acc_t(0);
     }
   }
 }
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
           opgen::cuda::Vec<T, 4> v;
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            v.v[j] = static_cast<T>(acc[i][g * 4 + j]);
+            v.v[j] = opgen::cuda::convert<T>(acc[i][g * 4 + j]);
           }
           *reinterpret_cast<opgen::cuda::Vec<T, 4>*>(out) = v;
         }
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           if (col + j < N) {
-            out[j] = static_cast<T>(acc[i][g * 4 + j]);
+            out[j] = opgen::cuda::convert<T>(acc[i][g * 4 + j]);
           }
         }
       }

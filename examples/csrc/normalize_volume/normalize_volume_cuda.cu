@@ -1,26 +1,17 @@
 // normalize_volume: CUDA kernel, through the element-wise map of common/elementwise.cuh: with
 // aligned pointers each thread moves 4 voxels at a time (an 8-byte uint16 load, a 16-byte float
-// store), one voxel at a time otherwise; 64-bit indices; on the current stream of volume's device.
+// store), one voxel at a time otherwise; 64-bit indices; on the stream normalize_volume.cpp passes
+// (the current stream of volume's device). No torch header here.
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 #include "normalize_volume/normalize_volume.h"
 
 namespace examples::normalize_volume {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
-Tensor forward_cuda(const Tensor& volume, double max_value) {
-  check_arguments(volume, max_value);
-  const opgen::DeviceGuard device_guard(volume);
-  const Tensor input = opgen::contiguous(volume);
-  Tensor out = opgen::empty(input, opgen::sizes(input), opgen::kFloat);
-  opgen::cuda::launch_map(Normalize{static_cast<float>(max_value)}, input.numel(), out.mutable_data_ptr<float>(),
-                          input.const_data_ptr<uint16_t>());
-  return out;
-}
-
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("normalize_volume", OPGEN_KERNEL(forward_cuda));
+// out (float32) = volume (uint16) / max_value, both contiguous.
+void forward_cuda(opgen::CudaStream stream, const Buffer& out, const Buffer& volume, float max_value) {
+  opgen::cuda::launch_map(stream, Normalize{max_value}, volume.numel, out.as<float>(), volume.as<const uint16_t>());
 }
 
 }  // namespace examples::normalize_volume

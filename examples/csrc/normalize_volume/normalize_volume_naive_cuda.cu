@@ -1,13 +1,11 @@
 // normalize_volume_naive: the seed's kernel (8x8x4 threads per block, one voxel each, an int
-// index, a division per voxel), registered only as a benchmark baseline for normalize_volume.
-#include <limits>
-
-#include "common/checks.h"
-#include "common/torch_api.h"
+// index, a division per voxel), registered only as a benchmark baseline for normalize_volume (host
+// code and checks in normalize_volume.cpp). No torch header here.
+#include "common/cuda_utils.cuh"
 
 namespace examples::normalize_volume {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
 __global__ void naive_normalize_kernel(const unsigned short* in, float* out, int dim_x, int dim_y, int dim_z,
                                        float max_value) {
@@ -20,33 +18,17 @@ __global__ void naive_normalize_kernel(const unsigned short* in, float* out, int
   }
 }
 
-Tensor naive_cuda(const Tensor& volume, double max_value) {
-  opgen::check_dtype(volume, "volume", opgen::kUInt16);
-  opgen::check_dim(volume, "volume", 3);
-  OPGEN_CHECK(volume.numel() <= std::numeric_limits<int>::max(), "normalize_volume_naive indexes with int: ",
-              "volume has ", volume.numel(), " elements, more than 2^31 - 1");
-  const int dim_z = static_cast<int>(volume.size(0));
-  const int dim_y = static_cast<int>(volume.size(1));
-  const int dim_x = static_cast<int>(volume.size(2));
-  OPGEN_CHECK((int64_t(dim_y) + 7) / 8 <= 65535 && (int64_t(dim_z) + 3) / 4 <= 65535,
-              "normalize_volume_naive: volume shape ", opgen::shape_name(volume), " is past its grid's limits");
-  const opgen::DeviceGuard device_guard(volume);
-  const Tensor input = opgen::contiguous(volume);
-  Tensor out = opgen::empty(input, opgen::sizes(input), opgen::kFloat);
-  if (out.numel() == 0) {
-    return out;
+// volume: contiguous uint16 dim_z x dim_y x dim_x, fewer than 2^31 voxels; out: float32, same shape.
+void naive_cuda(opgen::CudaStream stream, const Buffer& out, const Buffer& volume, int dim_z, int dim_y, int dim_x,
+                float max_value) {
+  if (out.numel == 0) {
+    return;
   }
   const dim3 block(8, 8, 4);
   const dim3 grid((dim_x + 7) / 8, (dim_y + 7) / 8, (dim_z + 3) / 4);
-  naive_normalize_kernel<<<grid, block, 0, opgen::current_stream()>>>(
-      reinterpret_cast<const unsigned short*>(input.const_data_ptr<uint16_t>()), out.mutable_data_ptr<float>(), dim_x,
-      dim_y, dim_z, static_cast<float>(max_value));
+  naive_normalize_kernel<<<grid, block, 0, stream>>>(volume.as<const unsigned short>(), out.as<float>(), dim_x,
+                                                     dim_y, dim_z, max_value);
   OPGEN_CUDA_LAUNCH_CHECK();
-  return out;
-}
-
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("normalize_volume_naive", OPGEN_KERNEL(naive_cuda));
 }
 
 }  // namespace examples::normalize_volume

@@ -1,24 +1,17 @@
-// rgb_to_gray: the argument checks and the per-pixel math, shared by the CPU kernel
-// (rgb_to_gray.cpp) and the CUDA kernel (rgb_to_gray_cuda.cu), so the two agree bit for bit.
+// rgb_to_gray: the per-pixel math, shared by the CPU kernel (rgb_to_gray.cpp) and the CUDA kernel
+// (rgb_to_gray_cuda.cu), so the two agree bit for bit. Torch-free.
 #pragma once
 
 #include <cstdint>
 
-#include "common/checks.h"
-#include "common/torch_api.h"  // C10_HOST_DEVICE
+#include "common/kernel_types.h"  // OPGEN_HOST_DEVICE
 
 namespace examples::rgb_to_gray {
-
-inline void check_image(const opgen::Tensor& img) {
-  opgen::check_dtype(img, "img", opgen::kByte);
-  OPGEN_CHECK(img.dim() == 3 && img.size(2) == 3, "img must be an H x W x 3 (RGB) image, got shape ",
-              opgen::shape_name(img));
-}
 
 // BT.601 luma, 0.299 R + 0.587 G + 0.114 B, in 16.16 fixed point, rounded to nearest. The weights
 // are rounded so that they sum to exactly 2^16: white stays 255 and the sum fits in 32 bits.
 // Integer math gives the same byte on every device (the seed's float formula truncated instead).
-C10_HOST_DEVICE inline uint8_t luma(uint32_t r, uint32_t g, uint32_t b) {
+OPGEN_HOST_DEVICE inline uint8_t luma(uint32_t r, uint32_t g, uint32_t b) {
   return static_cast<uint8_t>((19595u * r + 38470u * g + 7471u * b + 32768u) >> 16);
 }
 

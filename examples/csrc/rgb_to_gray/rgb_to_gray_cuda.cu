@@ -1,4 +1,5 @@
-// rgb_to_gray: CUDA kernel, on the current stream of img's device, 64-bit indices.
+// rgb_to_gray: CUDA kernel, on the stream rgb_to_gray.cpp passes (the current stream of img's
+// device), 64-bit indices. No torch header here.
 //
 // Each block converts a tile of 4096 pixels, 16 per thread. RGB pixels are 3 bytes, so a thread's
 // 16 pixels are 48 bytes: the block stages its 12 KiB of RGB in shared memory with coalesced
@@ -9,12 +10,11 @@
 #include <cstdint>
 
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 #include "rgb_to_gray/rgb_to_gray.h"
 
 namespace examples::rgb_to_gray {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
 constexpr int kThreads = 256;
 constexpr int kPixelsPerThread = 16;  // one 16-byte vector of gray
@@ -63,30 +63,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-Tensor forward_cuda(const Tensor& img) {
-  check_image(img);
-  const opgen::DeviceGuard device_guard(img);
-  const Tensor input = opgen::contiguous(img);
-  Tensor gray = opgen::empty(input, {input.size(0), input.size(1)});
-  const int64_t pixels = gray.numel();
+// gray (H x W) from rgb (H x W x 3), both contiguous uint8.
+void forward_cuda(opgen::CudaStream stream, const Buffer& gray, const Buffer& rgb_buffer) {
+  const int64_t pixels = gray.numel;
   if (pixels == 0) {
-    return gray;
+    return;
   }
-  const uint8_t* rgb = input.const_data_ptr<uint8_t>();
-  uint8_t* out = gray.mutable_data_ptr<uint8_t>();
+  const uint8_t* rgb = rgb_buffer.as<const uint8_t>();
+  uint8_t* out = gray.as<uint8_t>();
   const unsigned int blocks = opgen::cuda::grid_size(pixels, kTilePixels);
-  const cudaStream_t stream = opgen::current_stream();
   if (opgen::cuda::is_vector_aligned<16>(rgb) && opgen::cuda::is_vector_aligned<16>(out)) {
     rgb_to_gray_kernel<true><<<blocks, kThreads, 0, stream>>>(rgb, out, pixels);
   } else {
     rgb_to_gray_kernel<false><<<blocks, kThreads, 0, stream>>>(rgb, out, pixels);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
-  return gray;
-}
-
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("rgb_to_gray", OPGEN_KERNEL(forward_cuda));
 }
 
 }  // namespace examples::rgb_to_gray

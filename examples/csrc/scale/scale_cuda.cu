@@ -1,29 +1,28 @@
-// scale: CUDA kernel, through the element-wise map of common/elementwise.cuh (16-byte vectors when
-// aligned, one element at a time otherwise, 64-bit indices), on the current stream of x's device.
-#include "common/checks.h"
+// scale: CUDA kernels, through the vectorized element-wise map of common/elementwise.cuh
+// (16-byte loads, scalar tail, 64-bit indices). scale.cpp checks the arguments, makes the
+// tensors contiguous, sets the device and passes the current stream. No torch header here: nvcc
+// compiles this file in about a second.
 #include "common/elementwise.cuh"
-#include "common/torch_api.h"
 #include "scale/scale.h"
 
 namespace examples::scale {
 
-using opgen::Tensor;
+using opgen::Buffer;
 
-Tensor forward_cuda(const Tensor& x, double factor) {
-  opgen::check_floating(x, "x");
-  const opgen::DeviceGuard device_guard(x);
-  const Tensor input = opgen::contiguous(x);
-  Tensor y = opgen::empty_like(input);
-  OPGEN_DISPATCH_FLOATING(input.scalar_type(), "scale_cuda", [&] {
-    using opmath_t = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(Scale<opmath_t>{static_cast<opmath_t>(factor)}, input.numel(),
-                            y.mutable_data_ptr<scalar_t>(), input.const_data_ptr<scalar_t>());
+void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x, double factor) {
+  OPGEN_CUDA_DISPATCH_FLOATING(y.dtype, "scale_cuda", [&] {
+    using T = opgen::opmath_t<scalar_t>;
+    opgen::cuda::launch_map(stream, Forward<T>{static_cast<T>(factor)}, y.numel, y.as<scalar_t>(),
+                            x.as<const scalar_t>());
   });
-  return y;
 }
 
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("scale", OPGEN_KERNEL(forward_cuda));
+void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& dx, double factor) {
+  OPGEN_CUDA_DISPATCH_FLOATING(grad.dtype, "scale_backward_cuda", [&] {
+    using T = opgen::opmath_t<scalar_t>;
+    opgen::cuda::launch_map(stream, Backward<T>{static_cast<T>(factor)}, grad.numel, dx.as<scalar_t>(),
+                            grad.as<const scalar_t>(), x.as<const scalar_t>());
+  });
 }
 
 }  // namespace examples::scale

@@ -3,6 +3,8 @@ CPU + CUDA version."""
 import torch
 from torch import Tensor
 
+from .._spec import OpSpec, TensorArg
+
 __all__ = ["custom_add"]
 
 
@@ -22,7 +24,7 @@ def reference(a: Tensor, b: Tensor) -> Tensor:
 
 @torch.library.register_fake("examples::custom_add")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    torch._check(a.shape == b.shape, lambda: f"a and b must have the same shape, got {a.shape} and {b.shape}")
+    torch._check(a.shape == b.shape, lambda: f"b and a must have the same shape, got {b.shape} and {a.shape}")
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
@@ -31,3 +33,16 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::custom_add", _backward)
+
+
+SPEC = OpSpec(
+    name="custom_add",
+    op=torch.ops.examples.custom_add.default,
+    function=custom_add,
+    reference=reference,
+    args={"a": TensorArg(), "b": TensorArg()},
+    kind="elementwise",
+    devices=("cpu",),  # CUDA tensors are refused: test_custom_add.py checks the message
+    differentiable=("a", "b"),
+    first_order_only=False,  # its backward is grad itself, differentiable again
+)

@@ -2,10 +2,13 @@
 
 Kernels in csrc/fused_bias_gelu/; the GELU is gelu_approx's (csrc/gelu_approx/gelu_approx.h).
 """
+import math
+
 import torch
 from torch import Tensor
 
 from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_bias_gelu"]
 
@@ -62,3 +65,21 @@ def _backward(ctx, grad: Tensor):
 
 torch.library.register_autograd("examples::fused_bias_gelu", _backward, setup_context=_setup_context)
 first_order_only("examples::fused_bias_gelu_backward")
+
+
+SPEC = OpSpec(
+    name="fused_bias_gelu",
+    op=torch.ops.examples.fused_bias_gelu.default,
+    function=fused_bias_gelu,
+    reference=reference,
+    args={"x": TensorArg(), "bias": TensorArg(shape=lambda s: s[-1:])},  # bias along the last dim
+    differentiable=("x", "bias"),
+    # dbias sums dx, rounded to the dtype, over the leading dims: its error grows like sqrt(rows).
+    # OpSpec has one tolerance for every result and check, so the forward gets the same (capped) slack.
+    atol_scale=lambda shape: min(8.0, math.prod(shape[:-1]) ** 0.5),
+    # At least one dim (bias runs along the last), plus rows a whole number of 16-byte vectors wide
+    # (the CUDA vector path) of several widths.
+    shapes=[(0,), (1,), (7,), (1031,), (4, 0, 3), (33, 65), (3, 5, 1027), (70001,),
+            (8,), (3, 16), (129, 24), (2, 3, 768), (1, 8192), (7001, 8)],
+    large=True,
+)

@@ -5,8 +5,12 @@ fused_linear_gelu_cuda.cu), on CPU addmm and the shared GELU (csrc/gelu_approx/g
 Unlike the other ops, its autograd formula is C++ (fused_linear_gelu_autograd.cpp): at small batch
 sizes the Python one would cost more per call than the GPU work.
 """
+import math
+
 import torch
 from torch import Tensor
+
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_linear_gelu"]
 
@@ -46,3 +50,37 @@ def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
 @torch.library.register_fake("examples::fused_linear_gelu_naive")
 def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     return x.new_empty((x.shape[0], weight.shape[0]))
+
+
+def _x_and_out(shape: tuple) -> tuple[tuple, int]:
+    """x's shape and out_features for the conformance suite's case shape: SPEC's shapes are x's shape
+    followed by out_features; the suite's 1-D (n,) cases are an x of n features and 7 outputs."""
+    shape = tuple(shape)
+    if len(shape) >= 2:
+        return shape[:-1], shape[-1]
+    return (shape[0] if shape else 1,), 7
+
+
+def _in_features(shape: tuple) -> int:
+    return _x_and_out(shape)[0][-1]
+
+
+SPEC = OpSpec(
+    name="fused_linear_gelu",
+    op=torch.ops.examples.fused_linear_gelu.default,
+    function=fused_linear_gelu,
+    reference=reference,
+    # Values in [-1, 1]: pre-activations of order 1, where the GELU is neither linear nor zero.
+    args={"x": TensorArg(shape=lambda s: _x_and_out(s)[0], domain=(-1.0, 1.0)),
+          "weight": TensorArg(shape=lambda s: (_x_and_out(s)[1], _in_features(s)), domain=(-1.0, 1.0)),
+          "bias": TensorArg(shape=lambda s: (_x_and_out(s)[1],), domain=(-1.0, 1.0))},
+    differentiable=("x", "weight", "bias"),
+    # A GEMM's rounding grows with in_features (float16/bfloat16 GEMMs may also add split-K partial
+    # sums in that dtype); test_fused_linear_gelu.py calibrates against eager nn.Linear + GELU.
+    atol_scale=lambda s: max(1.0, _in_features(s) / 4),
+    # x's shape + (out_features,): odd sizes, leading dims, 1-D x, empty batch, in_features or
+    # out_features of 0 or 1 (where cuBLASLt is skipped), sizes cuBLASLt vectorizes; on CUDA, batches
+    # of at most 32 rows take the small-batch kernel (partial tiles, the 32/33 boundary).
+    shapes=[(3, 5, 17, 13), (17, 13), (0, 17, 13), (2, 0, 17, 13), (4, 0, 3), (5, 17, 0), (1, 17, 13),
+            (5, 1, 13), (5, 17, 1), (64, 96, 40), (2, 33, 128, 72), (32, 70, 20), (33, 70, 20)],
+)

@@ -1,9 +1,12 @@
 """fused_relu_scale: y = max(x, 0) * alpha, element-wise in one pass, kernels in
-csrc/fused_relu_scale/ (math in fused_relu_scale.h); ReluScaleModel uses it inside an nn.Module."""
+csrc/fused_relu_scale/ (the math in fused_relu_scale.h); ReluScaleModel uses it inside an nn.Module."""
+from __future__ import annotations
+
 import torch
 from torch import Tensor
 
 from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_relu_scale", "ReluScaleModel"]
 
@@ -45,9 +48,8 @@ def _(x: Tensor, alpha: float) -> Tensor:
 
 
 @torch.library.register_fake("examples::fused_relu_scale_backward")
-def _(grad: Tensor, x: Tensor, alpha: float) -> Tensor:
-    torch._check(grad.shape == x.shape, lambda: f"grad and x must have the same shape, got {grad.shape} and {x.shape}")
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(grad, x, alpha) -> Tensor:
+    return torch.empty_like(grad, memory_format=torch.contiguous_format)
 
 
 def _setup_context(ctx, inputs, output):
@@ -58,7 +60,8 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, grad: Tensor):
     (x,) = ctx.saved_tensors
-    return torch.ops.examples.fused_relu_scale_backward.default(grad, x, ctx.alpha), None
+    dx = torch.ops.examples.fused_relu_scale_backward.default(grad, x, ctx.alpha)
+    return dx, None
 
 
 torch.library.register_autograd("examples::fused_relu_scale", _backward, setup_context=_setup_context)
@@ -68,3 +71,17 @@ first_order_only("examples::fused_relu_scale_backward")
 @torch.library.register_fake("examples::fused_relu_scale_naive")
 def _(x: Tensor, alpha: float) -> Tensor:
     return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+
+SPEC = OpSpec(
+    name="fused_relu_scale",
+    op=torch.ops.examples.fused_relu_scale.default,
+    function=fused_relu_scale,
+    reference=reference,
+    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+    args={"x": TensorArg(domain=(-4.0, 4.0)), "alpha": 1.5},
+    kind="elementwise",
+    differentiable=("x", ),
+    large=True,
+)

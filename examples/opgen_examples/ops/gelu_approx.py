@@ -1,11 +1,14 @@
-"""gelu_approx: element-wise tanh GELU, kernels in csrc/gelu_approx/ (math in gelu_approx.h).
+"""gelu_approx: element-wise tanh GELU, kernels in csrc/gelu_approx/ (the math in gelu_approx.h).
 
 y = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), i.e. torch.nn.functional.gelu(x, approximate="tanh").
 """
+from __future__ import annotations
+
 import torch
 from torch import Tensor
 
 from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["gelu_approx"]
 
@@ -32,9 +35,8 @@ def _(x: Tensor) -> Tensor:
 
 
 @torch.library.register_fake("examples::gelu_approx_backward")
-def _(grad: Tensor, x: Tensor) -> Tensor:
-    torch._check(grad.shape == x.shape, lambda: f"grad and x must have the same shape, got {grad.shape} and {x.shape}")
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _(grad, x) -> Tensor:
+    return torch.empty_like(grad, memory_format=torch.contiguous_format)
 
 
 def _setup_context(ctx, inputs, output):
@@ -44,8 +46,23 @@ def _setup_context(ctx, inputs, output):
 
 def _backward(ctx, grad: Tensor):
     (x,) = ctx.saved_tensors
-    return torch.ops.examples.gelu_approx_backward.default(grad, x)
+    dx = torch.ops.examples.gelu_approx_backward.default(grad, x)
+    return dx
 
 
 torch.library.register_autograd("examples::gelu_approx", _backward, setup_context=_setup_context)
 first_order_only("examples::gelu_approx_backward")
+
+
+
+SPEC = OpSpec(
+    name="gelu_approx",
+    op=torch.ops.examples.gelu_approx.default,
+    function=gelu_approx,
+    reference=reference,
+    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+    args={"x": TensorArg(domain=(-4.0, 4.0))},
+    kind="elementwise",
+    differentiable=("x", ),
+    large=True,
+)

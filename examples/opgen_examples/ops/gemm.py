@@ -2,6 +2,8 @@
 import torch
 from torch import Tensor
 
+from .._spec import OpSpec, TensorArg
+
 __all__ = ["gemm"]
 
 
@@ -62,3 +64,31 @@ def _backward(ctx, grad: Tensor):
 
 
 torch.library.register_autograd("examples::gemm", _backward, setup_context=_setup_context)
+
+
+def _mkn(shape: tuple) -> tuple:
+    """(M, K, N) of the conformance suite's case: SPEC's shapes are (M, K, N); the suite's own
+    (rows, cols) cases become (rows, cols, rows), its 1-D (n,) cases a 1 x 1 @ 1 x n product."""
+    shape = tuple(shape)
+    if len(shape) == 3:
+        return shape
+    if len(shape) == 2:
+        return (shape[0], shape[1], shape[0])
+    return (1, 1, shape[0] if shape else 1)
+
+
+SPEC = OpSpec(
+    name="gemm",
+    op=torch.ops.examples.gemm.default,
+    function=gemm,
+    reference=reference,
+    args={"a": TensorArg(shape=lambda s: _mkn(s)[:2]), "b": TensorArg(shape=lambda s: _mkn(s)[1:])},
+    differentiable=("a", "b"),
+    # A K-term dot product's error grows with K (test_gemm.py checks the textbook bound itself).
+    atol_scale=lambda s: max(1, _mkn(s)[1]),
+    # (M, K, N): single elements, odd sizes (scalar loads), multiples of 4 with partial tiles (vector
+    # loads with predicated edges), a K of one, a full 128 x 128 tile, and empty operands.
+    shapes=[(1, 1, 1), (17, 33, 65), (129, 1, 257), (130, 68, 132), (128, 128, 128), (200, 520, 36), (0, 5, 3),
+            (4, 0, 3), (3, 5, 0)],
+    first_order_only=False,  # its backward is gemm again: differentiable to any order
+)

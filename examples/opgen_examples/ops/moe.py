@@ -1,7 +1,11 @@
 """moe: a mixture-of-experts FFN layer (top-k routing), kernels in csrc/moe/. Forward only."""
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["moe"]
 
@@ -69,3 +73,34 @@ def _backward(ctx, grad: Tensor):
 
 # Registered so that backward through moe fails loudly instead of silently giving no gradient.
 torch.library.register_autograd("examples::moe", _backward)
+
+
+_EXPERTS, _FFN = 8, 24
+
+
+def _tokens_hidden(shape: tuple) -> tuple:
+    """(tokens, hidden) for the conformance suite's case shape: leading dims merged into tokens; a
+    1-D (n,) case is n tokens of hidden size 8."""
+    shape = tuple(shape)
+    if len(shape) >= 2:
+        return (math.prod(shape[:-1]), shape[-1])
+    return (shape[0] if shape else 1, 8)
+
+
+# The routing is expressed by the drawn gate weights; E = 8 experts with ffn 24, top_k = 2. The
+# weights' ranges keep every intermediate O(1) for the hidden sizes in `shapes` (test_moe.py scales
+# them to each size, and covers other E, ffn and top_k, E up to 256).
+SPEC = OpSpec(
+    name="moe",
+    op=torch.ops.examples.moe.default,
+    function=moe,
+    reference=reference,
+    args={"x": TensorArg(shape=_tokens_hidden, domain=(-1.0, 1.0)),
+          "gate_weight": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1]), domain=(-1.0, 1.0)),
+          "w1": TensorArg(shape=lambda s: (_EXPERTS, _FFN, _tokens_hidden(s)[1]), domain=(-0.3, 0.3)),
+          "w2": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1], _FFN), domain=(-0.35, 0.35)),
+          "top_k": 2},
+    differentiable=(),  # forward only: test_moe.py checks that backward raises
+    # (tokens, hidden): one token, odd sizes, multiples of 8 (the CUDA combine's vector path), none.
+    shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
+)

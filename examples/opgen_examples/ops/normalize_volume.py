@@ -1,7 +1,11 @@
 """normalize_volume: a uint16 D x H x W volume to float32, divided by max_value; kernels in
 csrc/normalize_volume/ (math in normalize_volume.h)."""
+import math
+
 import torch
 from torch import Tensor
+
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["normalize_volume"]
 
@@ -35,3 +39,22 @@ def _(volume: Tensor, max_value: float) -> Tensor:
 @torch.library.register_fake("examples::normalize_volume_naive")
 def _(volume: Tensor, max_value: float) -> Tensor:
     return volume.new_empty(volume.shape, dtype=torch.float32)
+
+
+def _volume_shape(shape: tuple) -> tuple:
+    """The conformance suite's case shape as D x H x W: leading dims merged, ones in front."""
+    shape = (1,) * (3 - len(shape)) + tuple(shape)
+    return (math.prod(shape[:-2]), *shape[-2:])
+
+
+SPEC = OpSpec(
+    name="normalize_volume",
+    op=torch.ops.examples.normalize_volume.default,
+    function=normalize_volume,
+    reference=reference,
+    args={"volume": TensorArg(shape=_volume_shape, dtype=torch.uint16, domain=(0, 65535)),
+          "max_value": 4095.0},  # the seed's: 12-bit CT data
+    dtypes=(torch.float32,),  # the result's
+    # Empty, one voxel, odd sizes, several 4096-voxel CUDA tiles plus a partial one.
+    shapes=[(0, 0, 0), (4, 0, 3), (1, 1, 1), (2, 3, 7), (3, 5, 1027), (17, 19, 23)],
+)

@@ -1,7 +1,11 @@
 """rgb_to_gray: an 8-bit H x W x 3 RGB image to 8-bit H x W gray (BT.601 luma in fixed point);
 kernels in csrc/rgb_to_gray/ (math in rgb_to_gray.h)."""
+import math
+
 import torch
 from torch import Tensor
+
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["rgb_to_gray"]
 
@@ -37,3 +41,23 @@ def _(img: Tensor) -> Tensor:
 @torch.library.register_fake("examples::rgb_to_gray_naive")
 def _(img: Tensor) -> Tensor:
     return img.new_empty(img.shape[:2])
+
+
+def _image_shape(shape: tuple) -> tuple:
+    """The conformance suite's case shape as an H x W x 3 image: H x W from its dims (ones in front,
+    leading dims merged into H)."""
+    shape = (1,) * (2 - len(shape)) + tuple(shape)
+    return (math.prod(shape[:-1]), shape[-1], 3)
+
+
+SPEC = OpSpec(
+    name="rgb_to_gray",
+    op=torch.ops.examples.rgb_to_gray.default,
+    function=rgb_to_gray,
+    reference=reference,
+    args={"img": TensorArg(shape=_image_shape, dtype=torch.uint8, domain=(0, 255))},
+    dtypes=(torch.uint8,),  # the result's: compared exactly
+    # H x W: empty, one pixel, odd sizes, 4096-pixel CUDA tiles (64 x 64 is exactly one), and a
+    # partial last tile.
+    shapes=[(0, 0), (0, 5), (1, 1), (7, 13), (64, 64), (33, 65), (5, 4099)],
+)

@@ -1,6 +1,11 @@
-"""vector_add: c = a + b, element-wise, kernels in csrc/vector_add/ (math in vector_add.h)."""
+"""vector_add: c = a + b, element-wise, kernels in csrc/vector_add/ (the math in vector_add.h)."""
+from __future__ import annotations
+
 import torch
 from torch import Tensor
+
+from .._autograd import first_order_only
+from .._spec import OpSpec, TensorArg
 
 __all__ = ["vector_add"]
 
@@ -24,24 +29,46 @@ def naive(a: Tensor, b: Tensor) -> Tensor:
     return torch.ops.examples.vector_add_naive.default(a, b)
 
 
-def _check_same_shape(a: Tensor, b: Tensor) -> None:
-    torch._check(a.shape == b.shape, lambda: f"a and b must have the same shape, got {a.shape} and {b.shape}")
-
-
 @torch.library.register_fake("examples::vector_add")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    _check_same_shape(a, b)
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("examples::vector_add_naive")
 def _(a: Tensor, b: Tensor) -> Tensor:
-    _check_same_shape(a, b)
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
+@torch.library.register_fake("examples::vector_add_backward")
+def _(grad, a, b, needs_a, needs_b) -> tuple[Tensor, ...]:
+    return tuple(grad.new_empty(grad.shape if needed else (0,)) for needed in (needs_a, needs_b))
+
+
+def _setup_context(ctx, inputs, output):
+    a, b = inputs
+    ctx.save_for_backward(a, b)
+
+
 def _backward(ctx, grad: Tensor):
-    return grad, grad  # d(a + b)/da = d(a + b)/db = 1
+    a, b = ctx.saved_tensors
+    needs = ctx.needs_input_grad
+    da, db = torch.ops.examples.vector_add_backward.default(grad, a, b, needs[0], needs[1])
+    return da if needs[0] else None, db if needs[1] else None
 
 
-torch.library.register_autograd("examples::vector_add", _backward)
+torch.library.register_autograd("examples::vector_add", _backward, setup_context=_setup_context)
+first_order_only("examples::vector_add_backward")
+
+
+
+SPEC = OpSpec(
+    name="vector_add",
+    op=torch.ops.examples.vector_add.default,
+    function=vector_add,
+    reference=reference,
+    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+    args={"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0))},
+    kind="elementwise",
+    differentiable=("a", "b"),
+    large=True,
+)
