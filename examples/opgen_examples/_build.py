@@ -249,7 +249,10 @@ def cmake_config(cpu_only: bool = False, cuda_architectures: str | None = None) 
         # Folders whose entries decide the sources: a new op or file there re-runs the configure step.
         "CONFIGURE_DEPENDS": [str(CSRC), *(str(d) for d in sorted(CSRC.iterdir()) if d.is_dir()), __file__],
         "INCLUDE_DIRS": include_dirs(),
-        "DEFINES": defines + ([f"Py_LIMITED_API={PY_LIMITED_API}"] if stable else []),
+        # OPGEN_WITH_CUDA: the ops' .cpp files register their CUDA kernels (as compile_flags says).
+        "DEFINES": defines
+        + ([f"Py_LIMITED_API={PY_LIMITED_API}"] if stable else [])
+        + (["OPGEN_WITH_CUDA"] if with_cuda else []),
         "CXX_FLAGS": flags["cxx"],
         "CUDA_FLAGS": cpp_extension.COMMON_NVCC_FLAGS + flags["nvcc"],
         # cpp_extension compiles with C++20 from torch 2.13 on (and torch 2.15's headers need it), C++17 before.
