@@ -1,4 +1,5 @@
-"""Re-render examples/'s template-owned files from the template as it is in this working tree.
+"""Re-render examples/'s template-owned files from the template as it is in this working tree, and
+the op files `opgen new` wrote that nobody has edited since from the op templates.
 
     python scripts/render_examples.py
 
@@ -42,7 +43,29 @@ def main() -> int:
                 print(f"updated {target.relative_to(REPO)}")
                 changed += 1
     print(f"{changed} file(s) re-rendered")
+    print(f"{rerender_untouched_op_files(answers)} untouched op file(s) re-rendered")
     return 0
+
+
+def rerender_untouched_op_files(answers: dict) -> int:
+    """Op files still as `opgen new` wrote them (their hash in the manifest) follow the op templates."""
+    from opgen import manifest, render
+
+    recorded = manifest.load(EXAMPLES)
+    changed = 0
+    for op, entry in recorded["ops"].items():
+        ctx = render.context(op, answers["package_name"], answers["namespace"], entry["kind"], entry.get("schema"),
+                             entry.get("with_out", False))
+        files = render.render_op(entry["kind"], ctx, EXAMPLES)
+        for path, digest in entry["files"].items():
+            current = EXAMPLES / path
+            if current.is_file() and manifest.digest(current.read_bytes()) == digest and current.read_text() != files[path]:
+                current.write_text(files[path])
+                entry["files"][path] = manifest.digest(files[path])
+                print(f"updated {current.relative_to(REPO)}")
+                changed += 1
+    (EXAMPLES / manifest.PATH).write_text(manifest.dumps(recorded))
+    return changed
 
 
 if __name__ == "__main__":

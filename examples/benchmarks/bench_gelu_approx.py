@@ -1,4 +1,5 @@
 """gelu_approx: achieved bandwidth against eager PyTorch, torch.compile and the device copy."""
+
 import torch
 
 from opgen_examples.ops.gelu_approx import gelu_approx, reference
@@ -10,5 +11,10 @@ def run(bench) -> None:
         x = torch.randn(n, device="cuda", dtype=dtype)
         # Each input read once, the result written once.
         bytes_moved = 2 * n * x.element_size()
-        bench.compare("gelu_approx", f"n=2^28 {str(dtype)[6:]}", bytes_moved=bytes_moved,
-                      ours=lambda: gelu_approx(x), eager=lambda: reference(x))
+        bench.compare(
+            "gelu_approx",
+            f"n=2^28 {str(dtype)[6:]}",
+            bytes_moved=bytes_moved,
+            ours=lambda: gelu_approx(x),
+            eager=lambda: reference(x),
+        )

@@ -1,7 +1,8 @@
 """scale: achieved bandwidth against eager PyTorch, torch.compile and the device copy."""
+
 import torch
 
-from opgen_examples.ops.scale import scale, reference
+from opgen_examples.ops.scale import reference, scale
 
 
 def run(bench) -> None:
@@ -10,5 +11,10 @@ def run(bench) -> None:
         x = torch.randn(n, device="cuda", dtype=dtype)
         # Each input read once, the result written once.
         bytes_moved = 2 * n * x.element_size()
-        bench.compare("scale", f"n=2^28 {str(dtype)[6:]}", bytes_moved=bytes_moved,
-                      ours=lambda: scale(x, factor=2.0), eager=lambda: reference(x, factor=2.0))
+        bench.compare(
+            "scale",
+            f"n=2^28 {str(dtype)[6:]}",
+            bytes_moved=bytes_moved,
+            ours=lambda: scale(x, factor=2.0),
+            eager=lambda: reference(x, factor=2.0),
+        )

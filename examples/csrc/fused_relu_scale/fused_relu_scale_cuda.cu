@@ -9,18 +9,18 @@ namespace examples::fused_relu_scale {
 
 using opgen::Buffer;
 
-void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x, double alpha) {
-  OPGEN_CUDA_DISPATCH_FLOATING(y.dtype, "fused_relu_scale_cuda", [&] {
+void forward_cuda(opgen::CudaStream stream, const Buffer& result, const Buffer& x, double alpha) {
+  OPGEN_CUDA_DISPATCH_FLOATING(result.dtype, "fused_relu_scale_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Forward<T>{static_cast<T>(alpha)}, y.numel, y.as<scalar_t>(),
+    opgen::cuda::launch_map(stream, Forward<T>{static_cast<T>(alpha)}, result.numel, result.as<scalar_t>(),
                             x.as<const scalar_t>());
   });
 }
 
-void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& dx, double alpha) {
+void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& grad_x, double alpha) {
   OPGEN_CUDA_DISPATCH_FLOATING(grad.dtype, "fused_relu_scale_backward_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Backward<T>{static_cast<T>(alpha)}, grad.numel, dx.as<scalar_t>(),
+    opgen::cuda::launch_map(stream, Backward<T>{static_cast<T>(alpha)}, grad.numel, grad_x.as<scalar_t>(),
                             grad.as<const scalar_t>(), x.as<const scalar_t>());
   });
 }

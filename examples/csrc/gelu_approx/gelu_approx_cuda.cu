@@ -9,19 +9,18 @@ namespace examples::gelu_approx {
 
 using opgen::Buffer;
 
-void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x) {
-  OPGEN_CUDA_DISPATCH_FLOATING(y.dtype, "gelu_approx_cuda", [&] {
+void forward_cuda(opgen::CudaStream stream, const Buffer& result, const Buffer& x) {
+  OPGEN_CUDA_DISPATCH_FLOATING(result.dtype, "gelu_approx_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Forward<T>{}, y.numel, y.as<scalar_t>(),
-                            x.as<const scalar_t>());
+    opgen::cuda::launch_map(stream, Forward<T>{}, result.numel, result.as<scalar_t>(), x.as<const scalar_t>());
   });
 }
 
-void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& dx) {
+void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& grad_x) {
   OPGEN_CUDA_DISPATCH_FLOATING(grad.dtype, "gelu_approx_backward_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Backward<T>{}, grad.numel, dx.as<scalar_t>(),
-                            grad.as<const scalar_t>(), x.as<const scalar_t>());
+    opgen::cuda::launch_map(stream, Backward<T>{}, grad.numel, grad_x.as<scalar_t>(), grad.as<const scalar_t>(),
+                            x.as<const scalar_t>());
   });
 }
 

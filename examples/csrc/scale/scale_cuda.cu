@@ -9,18 +9,18 @@ namespace examples::scale {
 
 using opgen::Buffer;
 
-void forward_cuda(opgen::CudaStream stream, const Buffer& y, const Buffer& x, double factor) {
-  OPGEN_CUDA_DISPATCH_FLOATING(y.dtype, "scale_cuda", [&] {
+void forward_cuda(opgen::CudaStream stream, const Buffer& result, const Buffer& x, double factor) {
+  OPGEN_CUDA_DISPATCH_FLOATING(result.dtype, "scale_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Forward<T>{static_cast<T>(factor)}, y.numel, y.as<scalar_t>(),
+    opgen::cuda::launch_map(stream, Forward<T>{static_cast<T>(factor)}, result.numel, result.as<scalar_t>(),
                             x.as<const scalar_t>());
   });
 }
 
-void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& dx, double factor) {
+void backward_cuda(opgen::CudaStream stream, const Buffer& grad, const Buffer& x, const Buffer& grad_x, double factor) {
   OPGEN_CUDA_DISPATCH_FLOATING(grad.dtype, "scale_backward_cuda", [&] {
     using T = opgen::opmath_t<scalar_t>;
-    opgen::cuda::launch_map(stream, Backward<T>{static_cast<T>(factor)}, grad.numel, dx.as<scalar_t>(),
+    opgen::cuda::launch_map(stream, Backward<T>{static_cast<T>(factor)}, grad.numel, grad_x.as<scalar_t>(),
                             grad.as<const scalar_t>(), x.as<const scalar_t>());
   });
 }
