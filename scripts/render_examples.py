@@ -54,9 +54,7 @@ def rerender_untouched_op_files(answers: dict) -> int:
     recorded = manifest.load(EXAMPLES)
     changed = 0
     for op, entry in recorded["ops"].items():
-        ctx = render.context(op, answers["package_name"], answers["namespace"], entry["kind"], entry.get("schema"),
-                             entry.get("with_out", False))
-        files = render.render_op(entry["kind"], ctx, EXAMPLES)
+        files = render.render_recorded_op(EXAMPLES, answers["package_name"], answers["namespace"], op, entry)
         for path, digest in entry["files"].items():
             current = EXAMPLES / path
             if current.is_file() and manifest.digest(current.read_bytes()) == digest and current.read_text() != files[path]:

@@ -9,6 +9,19 @@ import yaml
 from helpers import git, opgen, pytest_counts, run
 
 
+def update_to_v2(project, template_repo, **options) -> None:
+    """Tag the template's last commit v2, `copier update` the project to it, then put the template
+    back to v1 for the other tests."""
+    import copier
+
+    git(template_repo, "tag", "v2")
+    try:
+        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2", **options)
+    finally:
+        git(template_repo, "reset", "-q", "--hard", "v1")
+        git(template_repo, "tag", "-d", "v2")
+
+
 def test_copy_and_update_need_no_trust(project, template_repo, copier_settings_without_trust):
     """No `--trust` (unsafe=False, no trusted repositories in copier's settings): copier refuses a
     template with tasks, migrations or Jinja extensions, and this one has none."""
@@ -18,12 +31,7 @@ def test_copy_and_update_need_no_trust(project, template_repo, copier_settings_w
     template = (template_repo / "copier.yml").read_text()
     assert not any(key in template for key in ("_tasks", "_migrations", "_jinja_extensions"))
     git(template_repo, "commit", "-q", "--allow-empty", "-m", "template v2")
-    git(template_repo, "tag", "v2")
-    try:
-        copier.run_update(str(project), defaults=True, overwrite=True, unsafe=False, quiet=True, vcs_ref="v2")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo, unsafe=False)
     assert yaml.safe_load((project / ".copier-answers.yml").read_text())["_commit"] == "v2"
 
 
@@ -42,14 +50,7 @@ def test_update_round_trip_keeps_user_ops(project, template_repo):
     (template_repo / "template/csrc/common/new_helper.h").write_text("#pragma once\n")
     git(template_repo, "add", "-A")
     git(template_repo, "commit", "-q", "-m", "template v2")
-    git(template_repo, "tag", "v2")
-    try:
-        import copier
-
-        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo)
 
     assert header.read_text() == edited
     assert (project / "my_ops/ops/gelu_approx.py").is_file()
@@ -66,15 +67,7 @@ def test_update_with_a_conflicting_local_edit_keeps_the_users_change_visible(pro
     template_guide = template_repo / "template/docs/opgen.md.jinja"
     template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
     git(template_repo, "commit", "-q", "-am", "template v2")
-    git(template_repo, "tag", "v2")
-    try:
-        import copier
-
-        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2",
-                          conflict="inline")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo, conflict="inline")
     text = guide.read_text()
     assert "(my notes)" in text and "## Building" in text
     assert "<<<<<<<" in text  # the conflict is shown, not resolved silently
@@ -100,14 +93,7 @@ def test_update_leaves_the_projects_readme_alone(project, template_repo):
     for path in ("template/README.md.jinja", "template/docs/opgen.md.jinja"):
         (template_repo / path).write_text((template_repo / path).read_text() + "\ntemplate v2\n")
     git(template_repo, "commit", "-q", "-am", "template v2")
-    git(template_repo, "tag", "v2")
-    try:
-        import copier
-
-        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo)
     assert readme.read_text() == "# my ops\n\nMy own words.\n"
     assert (project / "docs/opgen.md").read_text().endswith("\ntemplate v2\n")
     hygiene(project, expect_pass=True)
@@ -122,14 +108,7 @@ def test_update_leaving_rej_files_fails_the_projects_hygiene_test(project, templ
     template_guide = template_repo / "template/docs/opgen.md.jinja"
     template_guide.write_text(template_guide.read_text().replace("## Build and test", "## Building"))
     git(template_repo, "commit", "-q", "-am", "template v2")
-    git(template_repo, "tag", "v2")
-    try:
-        import copier
-
-        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2", conflict="rej")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo, conflict="rej")
     assert (project / "docs/opgen.md.rej").is_file()
     failed = hygiene(project, expect_pass=False)
     assert "docs/opgen.md.rej" in failed and "test_no_rejected_hunks FAILED" in failed
@@ -198,14 +177,7 @@ def test_added_in_v2_negative_zero_and_tiny_inputs(spec, device, dtype, shape):
     testing.assert_matches(spec, testing.call(spec, args), testing.reference_in_float64(spec, args), dtype, (3,))
 ''')
     git(template_repo, "commit", "-q", "-am", "template v2: one more standard check")
-    git(template_repo, "tag", "v2")
-    try:
-        import copier
-
-        copier.run_update(str(project), defaults=True, overwrite=True, quiet=True, vcs_ref="v2")
-    finally:
-        git(template_repo, "reset", "-q", "--hard", "v1")
-        git(template_repo, "tag", "-d", "v2")
+    update_to_v2(project, template_repo)
 
     assert "// my math" in header.read_text() and "# my reference" in wrapper.read_text()
     env = {"OPGEN_JIT": "triple", "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path), "MAX_JOBS": "2"}

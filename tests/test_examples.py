@@ -38,9 +38,7 @@ def test_untouched_op_skeleton_files_match_the_op_templates():
 
     untouched = 0
     for op, entry in MANIFEST["ops"].items():
-        ctx = render.context(op, ANSWERS["package_name"], ANSWERS["namespace"], entry["kind"], entry.get("schema"),
-                             entry.get("with_out", False))
-        files = render.render_op(entry["kind"], ctx, EXAMPLES)
+        files = render.render_recorded_op(EXAMPLES, ANSWERS["package_name"], ANSWERS["namespace"], op, entry)
         for path, recorded in entry["files"].items():
             current = EXAMPLES / path
             if current.is_file() and manifest.digest(current.read_bytes()) == recorded:

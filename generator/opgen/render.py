@@ -50,3 +50,10 @@ def render_op(kind: str, ctx: dict, project_root: Path | None = None) -> dict[st
         target = env.from_string(str(PurePosixPath(*relative.parts[1:]))[: -len(SUFFIX)]).render(ctx)
         files[target] = env.get_template(str(relative)).render(ctx)
     return formatting.format_files(project_root, files) if project_root is not None else files
+
+
+def render_recorded_op(root: Path, package: str, namespace: str, op: str, entry: dict) -> dict[str, str]:
+    """What `opgen new` would write today for an op recorded in the project's manifest (its kind,
+    schema and --with-out), formatted as the project at `root` formats it."""
+    ctx = context(op, package, namespace, entry["kind"], entry.get("schema"), entry.get("with_out", False))
+    return render_op(entry["kind"], ctx, root)
