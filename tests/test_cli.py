@@ -8,7 +8,7 @@ KIND_FILES = {
     "reduction": ["csrc/{op}/{op}.h", "csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu"],
     "blank": ["csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu"],
 }
-PYTHON_FILES = ["my_ops/ops/{op}.py", "tests/test_{op}.py", "benchmarks/bench_{op}.py"]
+PYTHON_FILES = ["my_ops/ops/{op}.py", "tests/test_{op}.py", "benchmarks/bench_{op}.py", "docs/ops/{op}.md"]
 
 
 @pytest.mark.parametrize("kind", sorted(KIND_FILES))
@@ -281,3 +281,32 @@ def test_reduction_over_any_dim(project):
     wrapper = (project / "my_ops/ops/sumsq.py").read_text()
     assert "return (v * v).sum(dim=dim, keepdim=keepdim)" in wrapper
     compile(wrapper, "wrapper", "exec")
+
+
+def test_each_op_gets_a_doc_card_that_the_benchmarks_fill_in(project):
+    """docs/ops/<op>.md: signature, dtypes and devices, what it computes, how it is tested; the
+    benchmark run writes the op's figures into it (here from made-up rows, as no GPU is needed)."""
+    import subprocess
+    import sys
+
+    opgen(project, "new", "fma3", "--schema", "(Tensor a, Tensor b, float c=0.5) -> Tensor", "--with-out")
+    card = project / "docs/ops/fma3.md"
+    text = card.read_text()
+    assert "fma3(Tensor a, Tensor b, float c=0.5) -> Tensor" in text and "fma3_out(" in text
+    assert "float32, float16, bfloat16 and float64, on CPU and CUDA" in text and "test_opgen_conformance.py" in text
+    assert "Not measured yet" in text
+    code = (
+        "from pathlib import Path\n"
+        "from benchmarks import report\n"
+        "from benchmarks.harness import Bench, Row\n"
+        "bench = Bench(rows=[Row('fma3', 'n=2^28 float32', 'ours', 1.25, gbps=2577.0, roofline=0.86),\n"
+        "                    Row('other', 'x', 'ours', 1.0)], _copy_gbps=3000.0)\n"
+        "meta = {'device': 'Some GPU', 'torch': '2.x', 'copy_gbps': 3000.0}\n"
+        "print(report.update_cards(bench, Path('docs/ops'), meta))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = card.read_text()
+    assert "| fma3 | n=2^28 float32 | ours | 1.2500 | 2577 |" in text and "Not measured yet" not in text
+    assert "other" not in text and text.rstrip().endswith("")
+    assert text.count("<!-- opgen:benchmarks -->") == 1 and text.count("<!-- /opgen:benchmarks -->") == 1

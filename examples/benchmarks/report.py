@@ -76,6 +76,26 @@ def write(bench: Bench, out_dir: Path, meta: dict | None = None) -> list[Path]:
     return written
 
 
+CARD_START, CARD_END = "<!-- opgen:benchmarks -->", "<!-- /opgen:benchmarks -->"
+
+
+def update_cards(bench: Bench, docs_dir: Path, meta: dict | None = None) -> list[Path]:
+    """Put each measured op's rows into its doc card (docs/ops/<op>.md, between the benchmark markers)."""
+    meta = meta or {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+    updated = []
+    for op in dict.fromkeys(r.op for r in bench.rows):
+        card = docs_dir / f"{op}.md"
+        text = card.read_text() if card.is_file() else ""
+        if CARD_START not in text or CARD_END not in text:
+            continue
+        table = markdown(Bench(rows=[r for r in bench.rows if r.op == op], _copy_gbps=bench.copy_gbps), meta)
+        block = "\n".join(table.splitlines()[2:])  # the table and its note, without the report's title
+        head, rest = text.split(CARD_START, 1)
+        card.write_text(f"{head}{CARD_START}\n{block.strip()}\n{CARD_END}{rest.split(CARD_END, 1)[1]}")
+        updated.append(card)
+    return updated
+
+
 def rewrite(json_path: Path) -> list[Path]:
     """Re-render report.md and report.png from a report.json (e.g. one copied off a GPU machine)."""
     data = json.loads(json_path.read_text())

@@ -16,7 +16,7 @@ def kinds() -> list[str]:
 
 
 def _environment() -> jinja2.Environment:
-    # `_shared/` holds blocks that several kinds extend or include.
+    # `_shared/` holds what every kind renders too (the op's doc card).
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
@@ -43,9 +43,10 @@ def render_op(kind: str, ctx: dict, project_root: Path | None = None) -> dict[st
     """{project-relative posix path: file text} for every template of `kind`, formatted with the
     tools and settings of the project at `project_root` (as rendered without one)."""
     env = _environment()
-    root = TEMPLATES / kind
     files = {}
-    for path in sorted(root.rglob(f"*{SUFFIX}")):
+    # The kind's own templates, and those every kind gets (_shared/: the op's doc card).
+    paths = sorted((TEMPLATES / kind).rglob(f"*{SUFFIX}")) + sorted((TEMPLATES / "_shared").rglob(f"*{SUFFIX}"))
+    for path in paths:
         relative = PurePosixPath(path.relative_to(TEMPLATES).as_posix())
         target = env.from_string(str(PurePosixPath(*relative.parts[1:]))[: -len(SUFFIX)]).render(ctx)
         files[target] = env.get_template(str(relative)).render(ctx)

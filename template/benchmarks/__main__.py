@@ -36,6 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     for op in args.ops or available():
         importlib.import_module(f"benchmarks.bench_{op}").run(bench)
         paths = report.write(bench, args.out)  # after every op, so an interrupted run keeps what it measured
+    paths += report.update_cards(bench, HERE.parent / "docs" / "ops")
     for path in paths:
         print(f"wrote {path}")
     return 0
