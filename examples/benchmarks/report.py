@@ -65,9 +65,14 @@ def chart(bench: Bench, path: Path) -> bool:
     return True
 
 
+def run_meta(bench: Bench) -> dict:
+    """Where and with what the rows were measured: this GPU, this torch, the measured copy rate."""
+    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+
+
 def write(bench: Bench, out_dir: Path, meta: dict | None = None) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    meta = meta or {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+    meta = meta or run_meta(bench)
     written = [out_dir / "report.md", out_dir / "report.json"]
     written[0].write_text(markdown(bench, meta))
     written[1].write_text(json.dumps({"meta": meta, "rows": [r.as_dict() for r in bench.rows]}, indent=1))
@@ -81,7 +86,7 @@ CARD_START, CARD_END = "<!-- opgen:benchmarks -->", "<!-- /opgen:benchmarks -->"
 
 def update_cards(bench: Bench, docs_dir: Path, meta: dict | None = None) -> list[Path]:
     """Put each measured op's rows into its doc card (docs/ops/<op>.md, between the benchmark markers)."""
-    meta = meta or {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+    meta = meta or run_meta(bench)
     updated = []
     for op in dict.fromkeys(r.op for r in bench.rows):
         card = docs_dir / f"{op}.md"

@@ -39,6 +39,15 @@ def _drawn_for_grad(spec, dtype, device, shape=GRAD_SHAPE):
     return args
 
 
+def _substituting(spec, args, names):
+    """The op as a function of the tensors `names` (in that order), the other arguments as in args."""
+
+    def fn(*tensors):
+        return testing.call(spec, {**args, **dict(zip(names, tensors))})
+
+    return fn
+
+
 def _float64_leaves(spec, args):
     """args in float64, the differentiable ones as fresh leaves that require grad."""
     widened = {}
@@ -108,22 +117,14 @@ def test_gradient_of_each_input_alone(spec, device, dtype, shape):
 def test_gradcheck(spec, device, dtype, shape):
     args = testing.draw(spec, (4, 33), torch.float64, device)
     names = list(spec.differentiable)
-
-    def fn(*tensors):
-        return spec.function(**{**args, **dict(zip(names, tensors))})
-
-    testing.check_gradients(fn, *[args[n] for n in names])
+    testing.check_gradients(_substituting(spec, args, names), *[args[n] for n in names])
 
 
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: differentiable(s) and s.first_order_only))
 def test_second_derivative_raises(spec, device, dtype, shape):
     args = testing.draw(spec, (4, 33), torch.float64, device)
     names = list(spec.differentiable)
-
-    def fn(*tensors):
-        return spec.function(**{**args, **dict(zip(names, tensors))})
-
-    testing.check_second_derivative_raises(fn, *[args[n] for n in names])
+    testing.check_second_derivative_raises(_substituting(spec, args, names), *[args[n] for n in names])
 
 
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))
@@ -186,11 +187,7 @@ def test_runs_on_the_current_stream(spec, device, dtype, shape):
     args = testing.draw(spec, (1 << 20,), dtype, "cuda")
     names = [n for n in args if isinstance(args[n], torch.Tensor)]
     expected = testing.call(spec, {**args, **{n: args[n].clone() for n in names}})
-
-    def fn(*tensors):
-        return testing.call(spec, {**args, **dict(zip(names, tensors))})
-
-    result = testing.call_on_side_stream(fn, *[args[n] for n in names])
+    result = testing.call_on_side_stream(_substituting(spec, args, names), *[args[n] for n in names])
     testing.assert_matches(spec, result, expected, dtype, (1 << 20,))
 
 
@@ -199,11 +196,7 @@ def test_runs_on_the_current_stream(spec, device, dtype, shape):
 def test_runs_on_the_inputs_device(spec, device, dtype, shape):
     args = testing.draw(spec, (1 << 20,), dtype, "cuda")
     names = [n for n in args if isinstance(args[n], torch.Tensor)]
-
-    def fn(*tensors):
-        return testing.call(spec, {**args, **dict(zip(names, tensors))})
-
-    testing.check_runs_on_the_inputs_device(fn, *[args[n] for n in names])
+    testing.check_runs_on_the_inputs_device(_substituting(spec, args, names), *[args[n] for n in names])
 
 
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))

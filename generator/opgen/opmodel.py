@@ -50,9 +50,13 @@ class OpModel:
         return [] if self.out is not None else list(self.tensors)
 
     @property
-    def backward_definition(self) -> str:
+    def _backward_params(self) -> list[str]:
         # Every argument positionally and without defaults: only the generated autograd calls it.
-        params = ["Tensor grad", *(f"{a.schema_text().split('=')[0]}" for a in self.schema.args)]
+        return ["Tensor grad", *(a.schema_text().split("=")[0] for a in self.schema.args)]
+
+    @property
+    def backward_definition(self) -> str:
+        params = self._backward_params
         grads = self.differentiable
         if len(grads) == 1:
             return f"{self.op}_backward({', '.join(params)}) -> Tensor"
@@ -216,8 +220,7 @@ class OpModel:
 
     @property
     def reduction_backward_definition(self) -> str:
-        params = ["Tensor grad", *(a.schema_text().split("=")[0] for a in self.schema.args)]
-        return f"{self.op}_backward({', '.join(params)}) -> Tensor"
+        return f"{self.op}_backward({', '.join(self._backward_params)}) -> Tensor"
 
     @property
     def reduction_call_args(self) -> str:
