@@ -53,9 +53,15 @@ def main() -> None:
         torch.testing.assert_close(torch.ops.examples.vector_add(x, y), x + y, rtol=0, atol=0)
         torch.testing.assert_close(opgen_examples.gelu_approx(x), F.gelu(x, approximate="tanh"), rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(opgen_examples.gemm(x, b), x @ b, rtol=1e-4, atol=1e-4)
+        # An error raised in C++ reaches Python (a second C++ runtime linked into _C crashes here).
+        try:
+            torch.ops.examples.vector_add(x, b)
+            raise AssertionError("vector_add accepted tensors of different shapes")
+        except RuntimeError as error:
+            assert "must have the same shape" in str(error), error
     print(f"OK build_cmake: {library.name} built by CMake ({'CUDA' if with_cuda else 'CPU-only'}, "
           f"{len(_build.op_names())} ops, compile_commands.json) and loaded through OPGEN_LIBRARY; "
-          f"vector_add, gelu_approx and gemm match PyTorch on {', '.join(devices)}")
+          f"vector_add, gelu_approx and gemm match PyTorch and errors reach Python on {', '.join(devices)}")
 
 
 if __name__ == "__main__":
