@@ -1,6 +1,7 @@
 """bitonic_sort: what is special to this op (exactly torch.sort(stable=True) with many ties, both
-orders, NaN, inf and signed zeros, long rows, extreme integers, gradients through values, opcheck
-of the descending sort, bad dtypes). The standard checks (exactly the reference, ascending, on every
+orders, NaN, inf and signed zeros, rows on both sides of the CUDA network's limit, long rows and
+many rows for the radix sort, extreme integers, gradients through values, opcheck of the
+descending sort, bad dtypes). The standard checks (exactly the reference, ascending, on every
 layout, dtype and odd size, opcheck, torch.compile, streams, devices, threads) run from its SPEC
 (opgen_examples/ops/bitonic_sort.py) in test_opgen_conformance.py.
 """
@@ -12,11 +13,20 @@ from opgen_examples.ops.bitonic_sort import bitonic_sort, reference
 
 OP = torch.ops.examples.bitonic_sort.default
 DTYPES = testing.FLOAT_DTYPES + [torch.int32, torch.int64]
-# Empty rows and batches, a scalar, rows shorter than a thread's items, around powers of two,
-# several leading dimensions, and rows longer than one block sorts in shared memory (16384 items of
-# keys up to 4 bytes, 8192 of 8-byte keys on an H100), which take the multi-pass path.
-SHAPES = [(0,), (), (1,), (2,), (3,), (4, 0), (0, 7), (1000,), (3, 1024), (2, 1025), (3, 5, 77), (2, 5000),
-          (2, 20000)]
+# The longest row the CUDA network sorts in shared memory (bitonic_sort_cuda.cu); longer rows take
+# the radix sort (bitonic_sort_radix.cu).
+NETWORK_MAX_ROW = {
+    torch.float16: 16384,
+    torch.bfloat16: 16384,
+    torch.float32: 8192,
+    torch.int32: 8192,
+    torch.float64: 8192,
+    torch.int64: 8192,
+}
+# Empty rows and batches, a scalar, rows of one, rows shorter than a thread's items, around powers of
+# two, several leading dimensions, and rows past the network's limit (the radix sort on CUDA).
+SHAPES = [(0,), (), (1,), (5, 1), (2,), (3,), (4, 0), (0, 7), (1000,), (3, 1024), (2, 1025), (3, 5, 77),
+          (2, 5000), (2, 20000)]
 
 
 def make_input(shape, dtype, device, layout="contiguous"):
@@ -54,16 +64,74 @@ def test_nan_inf_and_signed_zeros(dtype, descending, device):
     # NaN sorts above inf (first when descending), NaNs tie, -0.0 ties with +0.0 and keeps its sign.
     special = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0, -float("nan"), -0.0, 0.0])
     x = torch.cat([special, special.flip(0), testing.make_tensor((40,), torch.float64, "cpu")]).to(dtype)
-    for row_length in [9, 58, 1500]:  # one thread, one warp, several warps
-        assert_sorted_like_torch(x.repeat(row_length // x.numel() + 1)[:row_length].to(device), descending)
+    for row_length in [9, 58, 1500, 40000]:  # one thread, one warp, several warps; the radix sort
+        row = x.repeat(row_length // x.numel() + 1)[:row_length].to(device)
+        assert_sorted_like_torch(row, descending)
+        if row_length % 2 == 0:  # several rows: the radix sort reads the values back from x
+            assert_sorted_like_torch(row.view(2, -1), descending)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
-@pytest.mark.parametrize("length", [8192, 8193, 16384, 16385, 70000])
-def test_long_rows(length, dtype, device):
-    # Around the single-block limits (8192 and 16384 items): chunk sorts plus global merge steps.
-    assert_sorted_like_torch(make_input((2, length), dtype, device), descending=length % 2 == 1)
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_around_the_network_limit(dtype, descending, device):
+    # The longest rows the network sorts, and one element more (the radix sort).
+    limit = NETWORK_MAX_ROW[dtype]
+    for length in [limit // 2 + 1, limit, limit + 1]:
+        assert_sorted_like_torch(make_input((3, length), dtype, device), descending)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("layout", testing.LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_short_rows_in_any_layout(dtype, layout, device):
+    # Rows a multiple of 4 long move 4 elements at a time on CUDA when x is aligned, else one by one.
+    for shape in [(37, 12), (6, 1024), (5, 1000)]:
+        assert_sorted_like_torch(make_input(shape, dtype, device, layout), descending=shape[0] == 6)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("layout", ["transposed", "strided", "misaligned"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64])
+def test_long_rows_in_any_layout(dtype, layout, device):
+    assert_sorted_like_torch(make_input((3, 20001), dtype, device, layout), descending=True)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_long_row(dtype, descending):
+    # Past 2**20 elements, with every special value among many ties: one radix sort, values decoded
+    # from the sorted keys (NaN and zeros read from x).
+    x = make_input((2**20 + 7,), dtype, "cuda")
+    if dtype.is_floating_point:
+        positions = torch.randint(0, x.numel(), (3000,), device="cuda")
+        specials = torch.tensor([float("nan"), -float("nan"), float("inf"), -float("inf"), 0.0, -0.0], device="cuda")
+        x[positions] = specials.repeat(500).to(dtype)
+    else:
+        info = torch.iinfo(dtype)
+        x[:: x.numel() // 10] = info.max
+        x[1 :: x.numel() // 10] = info.min
+    assert_sorted_like_torch(x, descending)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(300, 9000), (3, 5, 40000), (2, 2**19 + 1)], ids=str)
+def test_many_long_rows(shape, dtype):
+    # Sorted together by key, then grouped by row (a second stable sort); values gathered from x.
+    assert_sorted_like_torch(make_input(shape, dtype, "cuda"), descending=shape[0] == 3)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("shape", [(1700, 20000), (3, 2**24 + 1)], ids=str)
+def test_rows_in_several_batches(shape):
+    # A batch holds about 2**25 elements: 1677 rows of 20000 (then a last batch of 23 rows), or one
+    # row when rows are longer than half that. torch.sort on the GPU is the reference here (integers: no NaN to differ on).
+    x = torch.randint(-1000, 1000, shape, dtype=torch.int32, device="cuda")
+    values, indices = bitonic_sort(x, descending=True)
+    expected_values, expected_indices = torch.sort(x, dim=-1, descending=True, stable=True)
+    assert torch.equal(values, expected_values) and torch.equal(indices, expected_indices)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -74,6 +142,7 @@ def test_extreme_integers_sort_before_padding(device):
         x = torch.tensor([info.max, info.min, 0, info.max, -1, info.min + 1, 5], dtype=dtype, device=device)
         for descending in [False, True]:
             assert_sorted_like_torch(x, descending)
+            assert_sorted_like_torch(x.repeat(1500), descending)  # the radix sort on CUDA
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -115,7 +184,7 @@ def test_rejects_bad_input(device):
 
 @testing.requires_cuda
 def test_runs_on_the_current_stream_with_rows_in_shared_memory():
-    # SPEC's stream check sorts one long row (the multi-pass path); this one, the single-block path.
+    # SPEC's stream check sorts one long row (the radix sort); this one, rows in shared memory.
     x = make_input((4096, 300), torch.float32, "cuda")
     values, indices = testing.call_on_side_stream(bitonic_sort, x)
     expected_values, expected_indices = reference(x)

@@ -1,8 +1,9 @@
 // bitonic_sort: schema, host code for CPU and CUDA (checks, allocation, device guard, stream) and
-// the CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu.
+// the CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu (a bitonic network in shared memory)
+// and bitonic_sort_radix.cu (a radix sort for longer rows).
 //
-// The CPU kernel sorts the same (key, index) pairs as the CUDA bitonic network (bitonic_sort.h)
-// with std::sort, so both devices return the same values and the same indices.
+// The CPU kernel sorts the same (key, index) pairs as the CUDA kernels (bitonic_sort.h) with
+// std::sort, so both devices return the same values and the same indices.
 #include <algorithm>
 #include <tuple>
 #include <vector>
@@ -24,7 +25,8 @@ using opgen::Tensor;
 
 #ifdef OPGEN_WITH_CUDA
 // In bitonic_sort_cuda.cu (compiled by nvcc without torch's headers). Rows of n elements, contiguous.
-// Rows longer than one block sorts in shared memory need a work buffer: its size, then the sort.
+// Rows too long for the shared-memory network (radix-sorted) need a work buffer: its size, then the
+// sort.
 int64_t work_bytes_cuda(opgen::DType dtype, int64_t rows, int64_t n);
 void forward_cuda(opgen::CudaStream stream, const Buffer& values, const Buffer& indices, const Buffer& x,
                   const Buffer& work, int64_t rows, int64_t n, bool descending);
@@ -33,8 +35,8 @@ void forward_cuda(opgen::CudaStream stream, const Buffer& values, const Buffer& 
 namespace {
 
 // The dtypes sorted: OPGEN_DISPATCH_SWITCH(dtype, name, BITONIC_SORT_DISPATCH_CASES([&] { ... })).
-#define BITONIC_SORT_DISPATCH_CASES(...)         \
-  OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__)      \
+#define BITONIC_SORT_DISPATCH_CASES(...)        \
+  OPGEN_DISPATCH_CASE_FLOATING(__VA_ARGS__)     \
   OPGEN_DISPATCH_CASE(opgen::kInt, __VA_ARGS__) \
   OPGEN_DISPATCH_CASE(opgen::kLong, __VA_ARGS__)
 
@@ -47,13 +49,12 @@ void check_input(const Tensor& x) {
   const opgen::ScalarType dtype = x.scalar_type();
   OPGEN_CHECK(opgen::is_floating(dtype) || dtype == opgen::kInt || dtype == opgen::kLong,
               "x must be a float32, float16, bfloat16, float64, int32 or int64 tensor, got ", dtype);
-  OPGEN_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength,
-              " elements, got ", row_length(x));
+  OPGEN_CHECK(row_length(x) <= kMaxRowLength, "x's last dimension must have at most ", kMaxRowLength, " elements, got ",
+              row_length(x));
 }
 
 template <typename scalar_t>
-void sort_rows_cpu(const scalar_t* in, scalar_t* values, int64_t* indices, int64_t rows, int64_t n,
-                   bool descending) {
+void sort_rows_cpu(const scalar_t* in, scalar_t* values, int64_t* indices, int64_t rows, int64_t n, bool descending) {
   using Item = ItemOf<scalar_t>;
   opgen::cpu::parallel_for(rows, std::max<int64_t>(1, 32768 / n), [&](int64_t begin, int64_t end) {
     std::vector<Item> items(n);
@@ -98,8 +99,7 @@ std::tuple<Tensor, Tensor> forward(const Tensor& x, bool descending) {
   }
 #endif
   OPGEN_DISPATCH_SWITCH(input.scalar_type(), "bitonic_sort_cpu", BITONIC_SORT_DISPATCH_CASES([&] {
-                          sort_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(),
-                                                  values.mutable_data_ptr<scalar_t>(),
+                          sort_rows_cpu<scalar_t>(input.const_data_ptr<scalar_t>(), values.mutable_data_ptr<scalar_t>(),
                                                   indices.mutable_data_ptr<int64_t>(), rows, n, descending);
                         }));
   return {values, indices};

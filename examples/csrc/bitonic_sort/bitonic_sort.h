@@ -1,13 +1,14 @@
-// bitonic_sort: the order both kernels sort by, shared by the CPU (bitonic_sort.cpp) and CUDA
-// (bitonic_sort_cuda.cu) code. Torch-free: each side adds the keys of its own 16-bit float types
-// (HalfKey, BFloat16Key below).
+// bitonic_sort: the order every kernel sorts by, shared by the CPU (bitonic_sort.cpp) and CUDA
+// (bitonic_sort_cuda.cu, bitonic_sort_radix.cu) code. Torch-free: each side adds the keys of its own
+// 16-bit float types (HalfKey, BFloat16Key below).
 //
 // Each element becomes an unsigned key whose unsigned order is the requested order, the
 // descending one included, and the key is paired with the element's index in its row. Sorting
 // (key, index) pairs, all distinct, gives one answer on every device: equal values keep their
 // input order (a stable sort, like torch.sort(stable=True)), although a bitonic network itself is
-// not stable. Keys follow torch.sort: NaN is larger than everything (last ascending, first
-// descending; all NaNs equal), and -0.0 equals +0.0.
+// not stable (the radix sort of long rows is, and sorts the same keys). Keys follow torch.sort:
+// NaN is larger than everything (last ascending, first descending; all NaNs equal), and -0.0
+// equals +0.0.
 #pragma once
 
 #include <cstdint>
@@ -124,7 +125,8 @@ struct NarrowItem {
   }
 };
 
-// A (key, index) pair for 64-bit keys.
+// A (key, index) pair for 64-bit keys (the CPU sorts these; the CUDA network sorts 64-bit keys in
+// two passes of NarrowItems, one a 32-bit half).
 struct alignas(16) WideItem {
   uint64_t key_bits;
   uint32_t idx;

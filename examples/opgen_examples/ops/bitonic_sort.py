@@ -10,8 +10,11 @@ __all__ = ["bitonic_sort"]
 def bitonic_sort(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
     """Sort x along its last dimension: (values, indices), indices int64, like torch.sort(x, dim=-1).
 
-    float32, float16, bfloat16, float64, int32 and int64 on CPU and CUDA, any row length (rows
-    that do not fit in one block's shared memory take a slower multi-pass path on CUDA).
+    float32, float16, bfloat16, float64, int32 and int64 on CPU and CUDA, any row length. On CUDA,
+    rows that one block holds in shared memory (up to 16384 elements of float16 and bfloat16, 8192
+    of the other dtypes) are sorted there by a bitonic network; longer rows by CUB's radix sort
+    (all rows together, then regrouped by row; rows of 2**22 or 2**23 elements and more one at a
+    time). The CPU sorts each row with std::sort.
     NaN sorts as larger than every number (last ascending, first descending) and -0.0 equals
     +0.0, as in torch.sort. Equal values keep their input order (stable), so both devices return
     exactly torch.sort(x, dim=-1, descending=descending, stable=True). Differentiable in x through
