@@ -2,8 +2,8 @@
 # On a GPU machine: build fresh generated projects (one op of each kind; torch_api stable and aten)
 # and examples/ for sm_90, run their tests on CUDA, a wheel built elsewhere with another torch,
 # compute-sanitizer over the CUDA tests, the benchmarks and build speed; write a report.
-#   scripts/gpu_check.sh [STAGE ...]    stages: env build test cmake wheel overhead sanitize bench buildspeed
-#   (default: all); build_examples builds examples/ alone; cmake builds examples/ with CMake (into
+#   scripts/gpu_check.sh [STAGE ...]    stages: env build test cmake wheel overhead sanitize bench sweep
+#   buildspeed (default: all); build_examples builds examples/ alone; cmake builds examples/ with CMake (into
 #   $WORK/cmake-examples, apart from the pip build) and runs their CUDA tests against that build.
 #   skeletons builds and tests the fresh projects alone (build_skeletons: builds only).
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
@@ -11,15 +11,17 @@
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
 #   SANITIZER_TOOLS="memcheck racecheck synccheck" picks the compute-sanitizer tools, SANITIZER_TESTS
 #   the test files (default: all of examples/tests), SANITIZER_SELECT the pytest -k expression,
-#   SANITIZER_FILE_TIMEOUT the seconds one test file may take. BENCH_OPS="op ..." benchmarks only those ops.
-# Results go to $OUT (default ./gpu-report): summary.md, one log per stage, bench/report.{md,json,png}.
+#   SANITIZER_FILE_TIMEOUT the seconds one test file may take. BENCH_OPS="op ..." benchmarks only those ops;
+#   SWEEP_OPS="op ..." sweeps only those, SWEEP_ARGS="--quick" each line's ends and key points only.
+# Results go to $OUT (default ./gpu-report): summary.md, one log per stage, bench/report.{md,json,png},
+# sweep/ (sweep.md, <op>.json, <op>.png).
 # Needs torch with CUDA, nvcc, ninja, pytest; copier and opgen come from PYTHONPATH or pip.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$repo/gpu-report}
 work=${WORK:-/tmp/opgen-gpu}
 python=${PYTHON:-python3}
-stages=${*:-env build test cmake wheel overhead sanitize bench buildspeed}
+stages=${*:-env build test cmake wheel overhead sanitize bench sweep buildspeed}
 carry=${CARRY:-$repo/.gpu-carry}
 skeleton=$work/skeleton         # torch_api stable
 skeleton_aten=$work/skeleton-aten
@@ -203,6 +205,14 @@ stage_bench() {
   # BENCH_OPS="op ..." benchmarks only those examples (default: all).
   (cd "$examples" && $python -m benchmarks ${BENCH_OPS:-} --out "$out/bench") >>"$out/bench.log" 2>&1
   note "- examples: $(tail -1 "$out/bench.log")"
+}
+
+stage_sweep() {
+  note "## Sweep (L2 flushed between timed runs): $out/sweep/sweep.md"
+  # Each op's results land in sweep/<op>.json as it finishes; the report covers every such file.
+  (cd "$examples" && $python -m benchmarks --sweep ${SWEEP_ARGS:-} ${SWEEP_OPS:-} --out "$out/sweep") >"$out/sweep.log" 2>&1
+  note "- examples: $(grep '^sweep of' "$out/sweep.log" | tail -1)"
+  sed -n '/^## Targets/,/^## Worst point/p' "$out/sweep/sweep.md" | grep "^| " >>"$summary"
 }
 
 stage_overhead() {

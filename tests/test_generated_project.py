@@ -144,7 +144,8 @@ def test_jit_loader_builds_the_same_sources(built_project, tmp_path):
 
 def test_benchmarks_are_importable(built_project):
     project, _ = built_project
-    code = "import importlib\n" + "".join(f"importlib.import_module('benchmarks.bench_{op}')\n" for op in OPS)
+    code = "import importlib\nfrom benchmarks import sweep\n"
+    code += "".join(f"sweep.points_of(importlib.import_module('benchmarks.bench_{op}'))\n" for op in OPS)
     code += "import benchmarks.__main__ as m\nprint(m.available())\n"
     assert run([sys.executable, "-c", code], cwd=project).stdout.strip() == str(sorted(OPS))
 

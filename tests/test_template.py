@@ -13,7 +13,8 @@ EXPECTED_FILES = [
     "csrc/common/checks.h", "csrc/common/cpu_loops.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
-    "benchmarks/harness.py", "benchmarks/report.py", "tests/test_opgen_package.py",
+    "benchmarks/harness.py", "benchmarks/report.py", "benchmarks/sweep.py", "benchmarks/targets.py",
+    "benchmarks/host.py", "benchmarks/sweep_report.py", "tests/test_opgen_package.py",
     "tests/test_opgen_conformance.py", "tests/opgen_testing.py", "tests/test_opgen_hygiene.py",
 ]
 PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "_spec.py", "jit.py", "ops/__init__.py"]

@@ -1,20 +1,44 @@
-"""gelu_approx: achieved bandwidth against eager PyTorch, torch.compile and the device copy."""
+"""gelu_approx: achieved bandwidth against eager PyTorch, torch.compile and the device copy.
+
+`python -m benchmarks gelu_approx` times one large size; `--sweep` times SWEEP (sizes 2^10 to 2^28 in
+float32, bfloat16 and float16, misaligned views, odd sizes) and checks TARGETS.
+"""
 
 import torch
 
 from opgen_examples.ops.gelu_approx import gelu_approx, reference
 
+from .sweep import dtype_name, elementwise_points, size_name, tensor
+from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
+
+SIZE_LABEL = "elements"
+SWEEP = elementwise_points()
+HOST_NATIVE = "torch.neg"
+TARGETS = [
+    beats_eager_and_compile(),
+    near_copy_when_misaligned("float32 misaligned"),
+    host_within(2.0, HOST_NATIVE),
+]
+
 
 def run(bench) -> None:
-    n = 1 << 28  # far larger than L2
     for dtype in (torch.float32, torch.bfloat16):
-        x = torch.randn(n, device="cuda", dtype=dtype)
-        # Each input read once, the result written once.
-        bytes_moved = 2 * n * x.element_size()
-        bench.compare(
-            "gelu_approx",
-            f"n=2^28 {str(dtype)[6:]}",
-            bytes_moved=bytes_moved,
-            ours=lambda: gelu_approx(x),
-            eager=lambda: reference(x),
-        )
+        measure(bench, 1 << 28, dtype)  # far larger than L2
+
+
+def measure(bench, size: int, dtype: torch.dtype, misaligned: bool = False) -> None:
+    x = tensor(size, dtype, misaligned)
+    # Each input read once, the result written once.
+    bytes_moved = 2 * size * x.element_size()
+    case = f"n={size_name(size)} {dtype_name(dtype)}{' misaligned' if misaligned else ''}"
+    bench.compare("gelu_approx", case, bytes_moved=bytes_moved, ours=lambda: gelu_approx(x), eager=lambda: reference(x))
+
+
+def host_calls(numel: int) -> dict:
+    """Calls on numel-element inputs (benchmarks/host.py): ours, the bare torch.ops call, a native op."""
+    x = tensor(numel)
+    return {
+        "ours": lambda: gelu_approx(x),
+        "raw": lambda: torch.ops.examples.gelu_approx.default(x),
+        "native": lambda: torch.neg(x),
+    }

@@ -1,8 +1,25 @@
 """vector_add: achieved bandwidth (a and b read, c written) against eager a + b, torch.compile
-and the seed's one-thread-per-element kernel."""
+and the seed's one-thread-per-element kernel.
+
+`python -m benchmarks vector_add` times 2^28 elements; `--sweep` times SWEEP (2^10 to 2^28 elements in
+float32, bfloat16 and float16, misaligned views, odd sizes) and checks TARGETS.
+"""
+
 import torch
 
 from opgen_examples.ops.vector_add import naive, reference, vector_add
+
+from .sweep import dtype_name, elementwise_points, size_name, tensor
+from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
+
+SIZE_LABEL = "elements"
+SWEEP = elementwise_points()
+HOST_NATIVE = "torch.add"
+TARGETS = [
+    beats_eager_and_compile(),
+    near_copy_when_misaligned("float32 misaligned"),
+    host_within(2.0, HOST_NATIVE),
+]
 
 
 def run(bench) -> None:
@@ -11,9 +28,30 @@ def run(bench) -> None:
         a = torch.randn(n, device="cuda", dtype=dtype)
         b = torch.randn(n, device="cuda", dtype=dtype)
         seed = {"seed": lambda: naive(a, b)} if dtype == torch.float32 else {}
-        bench.compare("vector_add", f"n=2^28 {str(dtype)[6:]}", bytes_moved=3 * a.nbytes,
-                      ours=lambda: vector_add(a, b), eager=lambda: reference(a, b), **seed)
-    a = torch.randn(n + 1, device="cuda")[1:]  # misaligned views: the scalar path
-    b = torch.randn(n + 1, device="cuda")[1:]
-    bench.compare("vector_add", "n=2^28 float32 misaligned", bytes_moved=3 * a.nbytes,
-                  ours=lambda: vector_add(a, b), eager=lambda: reference(a, b))
+        bench.compare(
+            "vector_add",
+            f"n=2^28 {str(dtype)[6:]}",
+            bytes_moved=3 * a.nbytes,
+            ours=lambda: vector_add(a, b),
+            eager=lambda: reference(a, b),
+            **seed,
+        )
+    measure(bench, n, torch.float32, misaligned=True)  # the scalar path
+
+
+def measure(bench, size: int, dtype: torch.dtype, misaligned: bool = False) -> None:
+    a = tensor(size, dtype, misaligned)
+    b = tensor(size, dtype, misaligned)
+    case = f"n={size_name(size)} {dtype_name(dtype)}{' misaligned' if misaligned else ''}"
+    bench.compare(
+        "vector_add", case, bytes_moved=3 * a.nbytes, ours=lambda: vector_add(a, b), eager=lambda: reference(a, b)
+    )
+
+
+def host_calls(numel: int) -> dict:
+    a, b = tensor(numel), tensor(numel)
+    return {
+        "ours": lambda: vector_add(a, b),
+        "raw": lambda: torch.ops.examples.vector_add.default(a, b),
+        "native": lambda: torch.add(a, b),
+    }

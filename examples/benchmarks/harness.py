@@ -1,38 +1,50 @@
 """Timing for benchmarks/bench_<op>.py.
 
-Each measurement: warm-up runs (which also compile torch.compile variants), then CUDA events around
-each of many runs, median taken. Rates count the fewest bytes an op must move (inputs read once,
-outputs written once) or its useful floating-point operations; they are set against a measured
-device-to-device copy (bytes read + written) or a measured cuBLAS matmul.
+Two timers. `time_ms` serves the one-shape report (`python -m benchmarks`): warm-up runs (which also
+compile torch.compile variants), then CUDA events around each of many runs, median taken; its inputs
+are larger than L2. `flushed_ms` serves the sweep (`python -m benchmarks --sweep`), whose small inputs
+would otherwise sit in L2 between runs: triton.testing.do_bench (it zeroes a 256 MB buffer before
+every timed run), or the same done here where triton is missing.
+
+Rates count the fewest bytes an op must move (inputs read once, outputs written once) or its useful
+floating-point operations; they are set against a measured device-to-device copy (bytes read +
+written) or a measured cuBLAS matmul, or, in the sweep, against a roof timed at the same point.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import torch
+
+FLUSH_BYTES = 256 << 20  # what do_bench zeroes between runs: several times the 50 MB L2 of an H100
 
 
 @dataclass
 class Row:
     op: str
     case: str
-    impl: str  # "ours", "eager", "compile", "seed", ...
+    impl: str  # "ours", "eager", "compile", "seed", "copy", ...
     ms: float
     gbps: float | None = None
     tflops: float | None = None
-    roofline: float | None = None  # fraction of the measured copy bandwidth / matmul rate
+    roofline: float | None = None  # fraction of the roof's rate (the copy / matmul, or the `roof` impl)
     speedup_vs_eager: float | None = None
+    series: str | None = None  # sweep: the line of the op's chart the point is on, e.g. "float32 misaligned"
+    size: float | None = None  # sweep: where on it (elements, row length, M*N*K, tokens)
+    roof: str | None = None  # sweep: the impl whose rate is this point's roof
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
 def time_ms(fn: Callable[[], object], warmup: int = 5, reps: int = 30, min_sample_ms: float = 1.0) -> float:
-    """Median milliseconds of one fn() on the current stream.
+    """Median milliseconds of one fn() on the current stream (L2 not flushed).
 
     Each timed sample enqueues enough back-to-back calls to last about `min_sample_ms`, so a kernel
     shorter than the host's per-call overhead is timed by the GPU's work, not by launch gaps.
@@ -62,6 +74,72 @@ def _one_sample_ms(fn: Callable[[], object], calls: int) -> float:
     return start.elapsed_time(end) / calls
 
 
+def flushed_timer() -> str:
+    """The name of the timer flushed_ms uses here."""
+    try:
+        import triton.testing  # noqa: F401
+    except ImportError:
+        return "CUDA events (own loop: triton is not installed)"
+    return "triton.testing.do_bench"
+
+
+def flushed_ms(fn: Callable[[], object], warmup_ms: float = 5, rep_ms: float = 25) -> float:
+    """Median milliseconds of one fn(), with L2 flushed before each timed run.
+
+    Runs for about warmup_ms + rep_ms (at least one run of each); each run is timed alone with CUDA
+    events, so what it costs includes its launch only where that outlasts the flush before it.
+    """
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        return _flushed_ms_events(fn, warmup_ms, rep_ms)
+    try:
+        return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    except TypeError:  # a triton from before return_mode
+        return float(do_bench(fn, warmup=warmup_ms, rep=rep_ms, quantiles=[0.5]))
+
+
+_flush_buffer: dict[str, torch.Tensor] = {}
+
+
+def _flushed_ms_events(fn: Callable[[], object], warmup_ms: float, rep_ms: float) -> float:
+    """What do_bench does: estimate fn's time, warm up, then zero a 256 MB buffer before each timed run."""
+    device = torch.cuda.current_device()
+    flush = _flush_buffer.setdefault(str(device), torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda"))
+    fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(5):
+        flush.zero_()
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    estimate_ms = max(start.elapsed_time(end) / 5, 1e-4)
+    for _ in range(max(1, int(warmup_ms / estimate_ms))):
+        fn()
+    reps = max(1, int(rep_ms / estimate_ms))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for start, end in zip(starts, ends):
+        flush.zero_()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends))
+
+
+def warm_up_gpu(seconds: float = 0.5) -> None:
+    """Keep the GPU busy for a while, so that the first timings do not catch it at idle clocks."""
+    a = torch.randn(4096, 4096, device="cuda")
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for _ in range(10):
+            a @ a
+        torch.cuda.synchronize()
+
+
 def measure_copy_gbps(nbytes: int = 1 << 30) -> float:
     """Device-to-device copy bandwidth, counting bytes read plus bytes written."""
     src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").random_()
@@ -83,13 +161,23 @@ def measure_matmul_tflops(dtype: torch.dtype, n: int = 8192) -> float:
 
 @dataclass
 class Bench:
-    """Collects rows; bench_<op>.py calls compare() for each case."""
+    """Collects rows; bench_<op>.py calls compare() for each case.
+
+    `timer` times one callable (default: time_ms with `warmup` and `reps`); the sweep passes
+    flushed_ms and sets `point` while it measures one of its points, which stamps the rows.
+    """
 
     warmup: int = 5
     reps: int = 30
     rows: list[Row] = field(default_factory=list)
+    timer: Callable[[Callable[[], object]], float] | None = None
+    device: str = "cuda"
+    point: Any = None  # the sweep's Point being measured (benchmarks/sweep.py)
+    compile_per_point: bool = True  # sweep: compile eager afresh at each point, else once per line
+    notes: list[str] = field(default_factory=list)  # what failed to run, and why
     _copy_gbps: float | None = None
     _matmul_tflops: dict = field(default_factory=dict)
+    _copy_ms: dict = field(default_factory=dict)  # bytes copied -> ms, the sweep's copy roof
 
     @property
     def copy_gbps(self) -> float:
@@ -102,6 +190,18 @@ class Bench:
             self._matmul_tflops[dtype] = measure_matmul_tflops(dtype)
         return self._matmul_tflops[dtype]
 
+    def time(self, fn: Callable[[], object]) -> float:
+        return self.timer(fn) if self.timer is not None else time_ms(fn, self.warmup, self.reps)
+
+    def copy_ms(self, nbytes: int) -> float:
+        """One device-to-device copy of nbytes, timed once per size (it is the same for every op)."""
+        nbytes = max(1, int(nbytes))
+        if nbytes not in self._copy_ms:
+            src = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+            dst = torch.empty_like(src)
+            self._copy_ms[nbytes] = self.time(lambda: dst.copy_(src))
+        return self._copy_ms[nbytes]
+
     def compare(
         self,
         op: str,
@@ -113,30 +213,66 @@ class Bench:
         flops: float | None = None,
         flops_dtype: torch.dtype | None = None,
         compile_eager: bool = True,
+        roof: str | None = None,
         **others: Callable,
     ) -> list[Row]:
-        """Time `ours` against eager PyTorch, torch.compile(eager) and any named `others`."""
+        """Time `ours` against eager PyTorch, torch.compile(eager) and any named `others`.
+
+        `roof` names one of the others (cuBLAS at the same shape, say) whose rate each row's
+        `roofline` is taken against. In the sweep, a point with `bytes_moved` and no roof gets a
+        `copy` row: a device-to-device copy of the same bytes read + written, timed the same way.
+        """
         impls: dict[str, Callable] = {"ours": ours}
         if eager is not None:
             impls["eager"] = eager
-            if compile_eager:
+            if compile_eager and self.point is not None and self.compile_per_point:
+                # A fresh compile for this shape alone (static shapes): the code a model called at
+                # this shape gets. Dynamo keeps compiled code per code object, so without the reset
+                # the same lambda at the next point would reuse it.
+                torch._dynamo.reset()
+                impls["compile"] = torch.compile(eager, dynamic=False)
+            elif compile_eager:
                 impls["compile"] = torch.compile(eager)
         impls.update(others)
-        times = {name: time_ms(fn, self.warmup, self.reps) for name, fn in impls.items()}
+        if roof is not None and roof not in impls:
+            raise ValueError(f"roof={roof!r} names no timed callable; have {', '.join(impls)}")
+        sweeping = self.point is not None
+        if roof is None and sweeping and bytes_moved is not None:
+            roof = "copy"
+        times = {}
+        for name, fn in impls.items():
+            try:
+                times[name] = self.time(fn)
+            except Exception as error:  # one failing variant (a compile, say) leaves the point's other rows
+                if not sweeping or name == "ours":
+                    raise
+                self._note(f"{op} | {case}: {name} failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+        if roof == "copy" and "copy" not in times:
+            times["copy"] = self.copy_ms(bytes_moved // 2)
         rows = []
         for name, ms in times.items():
             row = Row(op, case, name, ms)
             if bytes_moved is not None:
                 row.gbps = bytes_moved / ms / 1e6
-                row.roofline = row.gbps / self.copy_gbps
+                if not sweeping:
+                    row.roofline = row.gbps / self.copy_gbps
             if flops is not None:
                 row.tflops = flops / ms / 1e9
-                if flops_dtype is not None:
+                if flops_dtype is not None and roof is None:
                     row.roofline = row.tflops / self.matmul_tflops(flops_dtype)
+            if roof in times:
+                row.roofline = times[roof] / ms  # the same work: the ratio of rates is that of times
+                row.roof = roof
             if "eager" in times:
                 row.speedup_vs_eager = times["eager"] / ms
+            if sweeping:
+                row.series, row.size = self.point.series, self.point.size
             rows.append(row)
         self.rows += rows
-        summary = ", ".join(f"{r.impl} {r.ms:.3f} ms" for r in rows)
-        print(f"{op:>20} | {case:<28} | {summary}", flush=True)
+        summary = ", ".join(f"{r.impl} {r.ms:.4f} ms" for r in rows)
+        print(f"{op:>20} | {case:<36} | {summary}", flush=True)
         return rows
+
+    def _note(self, text: str) -> None:
+        self.notes.append(text)
+        print(f"{'':>20} | {text}", flush=True)

@@ -9,6 +9,11 @@ import torch
 
 from .harness import Bench, Row
 
+ONE_SHAPE_TIMER = (
+    "CUDA events around back-to-back calls (at least 1 ms a sample), median of the samples after warm-up; "
+    "L2 is not flushed, so the inputs are larger than L2 (`python -m benchmarks --sweep` flushes it)"
+)
+
 
 def _fmt(value, spec: str) -> str:
     return "-" if value is None else format(value, spec)
@@ -20,7 +25,8 @@ def markdown(bench: Bench, meta: dict) -> str:
         "",
         f"torch {meta['torch']}; measured device-to-device copy: {meta['copy_gbps']:.0f} GB/s "
         "(bytes read + written). `roofline` is the achieved rate over that copy bandwidth "
-        "(memory-bound ops) or over the measured cuBLAS rate (matmuls).",
+        "(memory-bound ops) or over the measured cuBLAS rate (matmuls). "
+        f"Timer: {meta.get('timer', ONE_SHAPE_TIMER)}.",
         *(["", meta["note"]] if meta.get("note") else []),
         "",
         "| op | case | impl | ms | GB/s | TFLOP/s | roofline | speedup vs eager |",
@@ -67,7 +73,12 @@ def chart(bench: Bench, path: Path) -> bool:
 
 def run_meta(bench: Bench) -> dict:
     """Where and with what the rows were measured: this GPU, this torch, the measured copy rate."""
-    return {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "copy_gbps": bench.copy_gbps}
+    return {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "copy_gbps": bench.copy_gbps,
+        "timer": f"{ONE_SHAPE_TIMER}; {bench.reps} samples",
+    }
 
 
 def write(bench: Bench, out_dir: Path, meta: dict | None = None) -> list[Path]:
