@@ -96,6 +96,14 @@ class OpModel:
         return ", ".join(a.name for a in self.tensors)
 
     @property
+    def autograd_inputs(self) -> str:
+        """`a, b`: the tensor inputs the Python function checks for requires_grad before it skips the
+        autograd layer; empty where an input is a tensor list (those calls always take that layer)."""
+        if any(a.is_list and a.type.startswith("Tensor") for a in self.schema.args):
+            return ""
+        return self.tensor_names
+
+    @property
     def buffer_params(self) -> str:
         """`const Buffer& a, const Buffer& b`: the tensor inputs as a .cu kernel entry takes them."""
         return ", ".join(f"const Buffer& {a.name}" for a in self.tensors)

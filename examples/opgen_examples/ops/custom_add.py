@@ -3,6 +3,7 @@ CPU + CUDA version."""
 import torch
 from torch import Tensor
 
+from .._autograd import below_autograd, needs_autograd
 from .._spec import OpSpec, TensorArg
 
 __all__ = ["custom_add"]
@@ -14,7 +15,10 @@ def custom_add(a: Tensor, b: Tensor) -> Tensor:
     float32, float16, bfloat16 and float64, any strides (the result is contiguous); differentiable
     in both inputs; traceable by torch.compile(fullgraph=True). CUDA tensors raise a RuntimeError.
     """
-    return torch.ops.examples.custom_add.default(a, b)
+    if needs_autograd(a, b):
+        return torch.ops.examples.custom_add.default(a, b)
+    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
+        return torch.ops.examples.custom_add.default(a, b)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .._autograd import first_order_only
+from .._autograd import below_autograd, first_order_only, needs_autograd
 from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_relu_scale", "ReluScaleModel"]
@@ -17,7 +17,10 @@ def fused_relu_scale(x: Tensor, alpha: float) -> Tensor:
     float32, float16, bfloat16 and float64 on CPU and CUDA, any shape and strides (the result is
     contiguous); differentiable in x; traceable by torch.compile(fullgraph=True).
     """
-    return torch.ops.examples.fused_relu_scale.default(x, alpha)
+    if needs_autograd(x):
+        return torch.ops.examples.fused_relu_scale.default(x, alpha)
+    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
+        return torch.ops.examples.fused_relu_scale.default(x, alpha)
 
 
 def reference(x: Tensor, alpha: float) -> Tensor:
