@@ -59,6 +59,30 @@ def test_mixed_layouts_and_row_strides(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+def test_float32_b_rows_at_any_alignment(offset, device):
+    # CUDA copies float32 b 16 bytes at a time: rows that do not start on 16 bytes (a view at an
+    # offset, an odd N, broadcast rows with stride 0) are first copied into padded rows.
+    a = testing.make_tensor((70, 45), torch.float32, device)
+    for n in (37, 64):
+        b = testing.make_tensor((45, n + 4), torch.float32, device)[:, offset:offset + n]
+        assert_matches_product(gemm(a, b), a, b)
+    row = testing.make_tensor((1, 41), torch.float32, device)[:, offset:offset + 37].expand(45, 37)
+    assert_matches_product(gemm(a, row), a, row)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("size", [(1025, 515, 1031), (640, 256, 1152)], ids=str)
+def test_large_products_with_partial_tiles(size):
+    # Enough tiles for the float32 kernel's large tile shape (the SPEC's sizes take the small one):
+    # partial tiles on every edge with an odd K and N, then whole tiles only.
+    m, k, n = size
+    a = testing.make_tensor((m, k), torch.float32, "cuda")
+    b = testing.make_tensor((k, n), torch.float32, "cuda")
+    assert_matches_product(gemm(a, b), a, b)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
 def test_zero_inner_dimension_gives_zeros(device):
     c = gemm(torch.ones(3, 0, device=device), torch.ones(0, 4, device=device))
     assert torch.equal(c, torch.zeros(3, 4, device=device))

@@ -18,6 +18,7 @@ using opgen::Tensor;
 // In gemm_cuda.cu (compiled by nvcc without torch's headers). c is contiguous, M x N, not empty.
 void forward_cuda(opgen::CudaStream stream, const opgen::Buffer& c, const Matrix& a, const Matrix& b);
 void naive_cuda(opgen::CudaStream stream, const opgen::Buffer& c, const Matrix& a, const Matrix& b);
+void pad_rows_cuda(opgen::CudaStream stream, const Matrix& src, const opgen::Buffer& dst, int64_t ld);
 #endif
 
 namespace {
@@ -46,6 +47,20 @@ Matrix row_major(const Tensor& t, Tensor& keep) {
   return {data, keep.size(0), keep.size(1), ld};
 }
 
+// float32 b for the CUDA kernel, which copies its rows 16 bytes at a time: b itself when its rows
+// are 16-byte aligned, else a copy with rows padded to a multiple of 4 floats (held by `keep`). The
+// copy moves K x N values next to the product's M x N x K multiply-adds.
+Matrix aligned_rows(opgen::CudaStream stream, const Tensor& b, const Matrix& rb, Tensor& keep) {
+  if (rows_16_byte_aligned(rb)) {
+    return rb;
+  }
+  const int64_t ld = (rb.cols + 3) / 4 * 4;
+  keep = opgen::empty(b, {rb.rows, ld});
+  const opgen::Buffer padded = opgen::output(keep);
+  pad_rows_cuda(stream, rb, padded, ld);
+  return {padded, rb.rows, rb.cols, ld};
+}
+
 // A contiguous tensor as a Matrix.
 Matrix contiguous_matrix(const Tensor& t) {
   return {opgen::input(t), t.size(0), t.size(1), t.size(1)};
@@ -65,10 +80,14 @@ Tensor forward(const Tensor& a, const Tensor& b) {
       opgen::zero_(c);  // an empty sum is zero
       return c;
     }
-    Tensor a_rows, b_rows;
+    const opgen::CudaStream stream = opgen::current_stream();
+    Tensor a_rows, b_rows, b_padded;
     const Matrix ra = row_major(a, a_rows);
-    const Matrix rb = row_major(b, b_rows);
-    forward_cuda(opgen::current_stream(), opgen::output(c), ra, rb);
+    Matrix rb = row_major(b, b_rows);
+    if (a.scalar_type() == opgen::kFloat) {
+      rb = aligned_rows(stream, b, rb, b_padded);
+    }
+    forward_cuda(stream, opgen::output(c), ra, rb);
     return c;
   }
 #endif

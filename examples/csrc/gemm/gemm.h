@@ -15,4 +15,10 @@ struct Matrix {
   int64_t ld = 0;
 };
 
+// Whether every row of a float32 matrix starts on a 16-byte boundary (the float32 kernel copies b's
+// rows 16 bytes at a time).
+inline bool rows_16_byte_aligned(const Matrix& m) {
+  return reinterpret_cast<std::uintptr_t>(m.data.data) % 16 == 0 && m.ld % 4 == 0;
+}
+
 }  // namespace examples::gemm

@@ -1,4 +1,5 @@
-// gemm: the tiled CUDA kernel, C = A @ B with plain FMA (no tensor cores, no TF32).
+// gemm: the register-staged tiled CUDA kernel, C = A @ B with plain FMA (no tensor cores, no TF32),
+// for float16, bfloat16 (accumulated in float) and float64. float32 runs gemm_async_kernel.cuh.
 //
 //   - each block computes a BM x BN tile of C, walking K in steps of BK;
 //   - each thread owns a TM x TN sub-tile of C in registers, made of 4x4 pieces spread across the
@@ -68,8 +69,8 @@ __device__ __forceinline__ void load4(const T* __restrict__ p, int64_t valid, ac
 // are all multiples of 4 elements (and the pointers aligned to 4 elements).
 template <typename Shape, bool kVec, typename T, typename acc_t>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
-    gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t M, int64_t N,
-                int64_t K, int64_t lda, int64_t ldb, int64_t tiles_m, int64_t tiles_n) {
+    gemm_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int64_t M, int64_t N, int64_t K,
+                int64_t lda, int64_t ldb, int64_t tiles_m, int64_t tiles_n) {
   constexpr int BM = Shape::BM, BN = Shape::BN, BK = Shape::BK, TM = Shape::TM, TN = Shape::TN;
   constexpr int kThreads = Shape::kThreads, kThreadsM = Shape::kThreadsM, kThreadsN = Shape::kThreadsN;
   constexpr int kLoadsA = Shape::kLoadsA, kLoadsB = Shape::kLoadsB;

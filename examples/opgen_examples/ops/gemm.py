@@ -1,4 +1,4 @@
-"""gemm: matrix product a @ b, kernels in csrc/gemm/ (the CUDA kernel in gemm_kernel.cuh)."""
+"""gemm: matrix product a @ b, kernels in csrc/gemm/ (float32 on CUDA in gemm_async_kernel.cuh)."""
 import torch
 from torch import Tensor
 
