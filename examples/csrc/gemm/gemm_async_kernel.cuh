@@ -78,16 +78,8 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
   extern __shared__ Vec4 smem[];  // kStages x {As[BK][kStrideA], Bs[BK][BN]}
   float* const stages = reinterpret_cast<float*>(smem);
 
-  int64_t m0, n0;
-  {
-    const int64_t tiles_per_group = kGroupM * tiles_n;
-    const int64_t group = blockIdx.x / tiles_per_group;
-    const int64_t first_tile_m = group * kGroupM;
-    const int64_t group_rows = min(tiles_m - first_tile_m, kGroupM);
-    const int64_t in_group = blockIdx.x - group * tiles_per_group;
-    m0 = (first_tile_m + in_group % group_rows) * BM;
-    n0 = (in_group / group_rows) * BN;
-  }
+  const TileCorner tile = grouped_tile_corner(blockIdx.x, tiles_m, tiles_n, BM, BN);
+  const int64_t m0 = tile.m0, n0 = tile.n0;
   const int tid = threadIdx.x;
 
   // Copies of A: a warp takes 4 rows x 8 consecutive k (4 full 32-byte sectors), and its

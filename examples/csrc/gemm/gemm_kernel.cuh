@@ -39,6 +39,22 @@ struct TileShape {
 
 constexpr int64_t kGroupM = 8;
 
+struct TileCorner {
+  int64_t m0, n0;  // first row and column of the block's C tile
+};
+
+// The C tile of block `block` in grouped order: kGroupM tile rows are swept together, column by
+// column, so blocks running together share A and B tiles in L2.
+__device__ __forceinline__ TileCorner grouped_tile_corner(int64_t block, int64_t tiles_m, int64_t tiles_n, int BM,
+                                                          int BN) {
+  const int64_t tiles_per_group = kGroupM * tiles_n;
+  const int64_t group = block / tiles_per_group;
+  const int64_t first_tile_m = group * kGroupM;
+  const int64_t group_rows = min(tiles_m - first_tile_m, kGroupM);
+  const int64_t in_group = block - group * tiles_per_group;
+  return {(first_tile_m + in_group % group_rows) * BM, (in_group / group_rows) * BN};
+}
+
 // Four consecutive elements p[0..3] of a row as acc_t; elements at or past `valid` read as zero.
 // kVec: one vector load (the caller guarantees alignment and that valid is <= 0 or >= 4).
 template <bool kVec, typename T, typename acc_t>
@@ -78,17 +94,8 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
   __shared__ alignas(sizeof(Vec4)) acc_t As[2][BK][BM + Shape::kPadA];  // transposed A tile: As[buf][k][m]
   __shared__ alignas(sizeof(Vec4)) acc_t Bs[2][BK][BN];                 // Bs[buf][k][n]
 
-  // Grouped tile order: kGroupM tile rows are swept together, column by column.
-  int64_t m0, n0;
-  {
-    const int64_t tiles_per_group = kGroupM * tiles_n;
-    const int64_t group = blockIdx.x / tiles_per_group;
-    const int64_t first_tile_m = group * kGroupM;
-    const int64_t group_rows = min(tiles_m - first_tile_m, kGroupM);
-    const int64_t in_group = blockIdx.x - group * tiles_per_group;
-    m0 = (first_tile_m + in_group % group_rows) * BM;
-    n0 = (in_group / group_rows) * BN;
-  }
+  const TileCorner tile = grouped_tile_corner(blockIdx.x, tiles_m, tiles_n, BM, BN);
+  const int64_t m0 = tile.m0, n0 = tile.n0;
   const int tid = threadIdx.x;
 
   // This thread's global loads: fixed rows of A and columns of B, K advancing. The row/column
