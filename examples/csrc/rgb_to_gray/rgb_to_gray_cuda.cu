@@ -40,9 +40,10 @@ __device__ __forceinline__ uint4 luma16(const uint32_t (&words)[12]) {
 }
 
 // This thread's 48 bytes of RGB, `misalignment` bytes into the staged tile.
+template <bool kMisaligned>
 __device__ __forceinline__ void my_rgb_words(const uint4* tile, int misalignment, uint32_t (&words)[12]) {
   const uint4* mine = tile + 3 * threadIdx.x;
-  if (misalignment == 0) {
+  if constexpr (!kMisaligned) {
 #pragma unroll
     for (int v = 0; v < 3; ++v) {
       const uint4 x = mine[v];
@@ -59,8 +60,9 @@ __device__ __forceinline__ void my_rgb_words(const uint4* tile, int misalignment
   }
 }
 
-// rgb starts `misalignment` bytes past a 16-byte boundary (so does every tile: tiles are 12 KiB).
-template <bool kVectorized>
+// rgb starts `misalignment` bytes past a 16-byte boundary (so does every tile: tiles are 12 KiB);
+// kMisaligned: it is not 0 (a separate kernel, so that the shifting costs the aligned case nothing).
+template <bool kVectorized, bool kMisaligned>
 __global__ void __launch_bounds__(kThreads)
     rgb_to_gray_kernel(const uint8_t* __restrict__ rgb, int misalignment, uint8_t* __restrict__ gray, int64_t pixels) {
   const int64_t tile_start = int64_t(blockIdx.x) * kTilePixels;
@@ -68,19 +70,18 @@ __global__ void __launch_bounds__(kThreads)
   if (kVectorized && tile_start + kTilePixels <= pixels) {
     // The aligned vectors holding the tile's bytes: one more when it starts mid-vector (its bytes
     // are still the tile's, so nothing outside the image is read).
-    __shared__ uint4 tile[kTileRgbVectors + 1];
-    const int staged = kTileRgbVectors + (misalignment != 0);
-    const uint4* tile_rgb = reinterpret_cast<const uint4*>(rgb + 3 * tile_start - misalignment);
+    __shared__ uint4 tile[kTileRgbVectors + (kMisaligned ? 1 : 0)];
+    const uint4* tile_rgb = reinterpret_cast<const uint4*>(rgb + 3 * tile_start - (kMisaligned ? misalignment : 0));
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const int v = k * kThreads + threadIdx.x;
-      if (v < staged) {
-        tile[v] = tile_rgb[v];
-      }
+    for (int k = 0; k < 3; ++k) {
+      tile[k * kThreads + threadIdx.x] = tile_rgb[k * kThreads + threadIdx.x];
+    }
+    if (kMisaligned && threadIdx.x == 0) {
+      tile[kTileRgbVectors] = tile_rgb[kTileRgbVectors];
     }
     __syncthreads();
     uint32_t words[12];
-    my_rgb_words(tile, misalignment, words);
+    my_rgb_words<kMisaligned>(tile, misalignment, words);
     reinterpret_cast<uint4*>(gray + tile_start)[threadIdx.x] = luma16(words);
   } else {
     const int64_t tile_end = tile_start + kTilePixels < pixels ? tile_start + kTilePixels : pixels;
@@ -99,10 +100,13 @@ void forward_cuda(opgen::CudaStream stream, const Buffer& gray, const Buffer& rg
   const uint8_t* rgb = rgb_buffer.as<const uint8_t>();
   uint8_t* out = gray.as<uint8_t>();
   const unsigned int blocks = opgen::cuda::grid_size(pixels, kTilePixels);
-  if (opgen::cuda::is_vector_aligned<16>(out)) {
-    rgb_to_gray_kernel<true><<<blocks, kThreads, 0, stream>>>(rgb, opgen::cuda::misalignment<16>(rgb), out, pixels);
+  const int misalignment = opgen::cuda::misalignment<16>(rgb);
+  if (!opgen::cuda::is_vector_aligned<16>(out)) {
+    rgb_to_gray_kernel<false, false><<<blocks, kThreads, 0, stream>>>(rgb, 0, out, pixels);
+  } else if (misalignment == 0) {
+    rgb_to_gray_kernel<true, false><<<blocks, kThreads, 0, stream>>>(rgb, 0, out, pixels);
   } else {
-    rgb_to_gray_kernel<false><<<blocks, kThreads, 0, stream>>>(rgb, 0, out, pixels);
+    rgb_to_gray_kernel<true, true><<<blocks, kThreads, 0, stream>>>(rgb, misalignment, out, pixels);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
 }
