@@ -84,6 +84,15 @@ def make_tensor(
     raise ValueError(f"unknown layout {layout!r}; expected one of {LAYOUTS}")
 
 
+def at_offset(x: torch.Tensor, elements: int) -> torch.Tensor:
+    """A contiguous copy of x that starts `elements` elements into fresh memory. Storages start
+    16-byte aligned, so its data is elements * itemsize bytes past a 16-byte boundary."""
+    flat = torch.empty(x.numel() + elements, dtype=x.dtype, device=x.device)
+    shifted = flat[elements:].view(x.shape)
+    shifted.copy_(x)
+    return shifted
+
+
 def assert_close(actual: torch.Tensor, expected: torch.Tensor, dtype: torch.dtype | None = None) -> None:
     """`actual` equals the float64 `expected` within the tolerance of `dtype` (default: actual's)."""
     dtype = dtype or actual.dtype

@@ -29,6 +29,26 @@ def test_non_contiguous_or_misaligned_bias(bias_layout, dtype, device):
 
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("cols", [64, 72, 65])
+def test_x_grad_and_bias_at_every_misalignment(cols, dtype, device):
+    # On CUDA, rows of a whole number of vectors (64, 72 columns) take the vector path at any x or
+    # bias offset (shifted into place from aligned loads); 65 columns, the scalar path.
+    x, grad = (testing.make_tensor((37, cols), dtype, device) for _ in range(2))
+    bias = _bias_for(x)
+    x64 = x.double().requires_grad_()
+    expected = reference(x64, bias.double())
+    (expected_dz,) = torch.autograd.grad(expected, x64, grad.double())
+    per_vector = 16 // x.element_size()
+    for offset in range(per_vector):
+        for bias_offset in (0, offset, (offset + 1) % per_vector):
+            x_at, bias_at = testing.at_offset(x, offset), testing.at_offset(bias, bias_offset)
+            testing.assert_close(fused_bias_gelu(x_at, bias_at), expected.detach(), dtype)
+            grad_at = testing.at_offset(grad, (offset + 3) % per_vector)
+            testing.assert_close(BACKWARD_OP(grad_at, x_at, bias_at), expected_dz, dtype)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_nan_and_inf_like_reference(dtype, device):
     inf, nan = float("inf"), float("nan")
     x = torch.tensor([[nan, 1.0, inf, -inf, 1.0], [0.5, 1.0, 2.0, 3.0, inf]], dtype=dtype, device=device)

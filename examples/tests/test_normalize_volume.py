@@ -43,6 +43,18 @@ def test_full_range_maps_to_unit_interval(device):
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 1, 3), (1, 2, 7), (3, 5, 1027), (4, 64, 129)])
+def test_every_misalignment(shape, device):
+    # On CUDA a volume that starts mid-vector (any of the 8 voxel offsets in 16 bytes) is read with
+    # aligned loads shifted into place; volumes shorter than a vector are all head and tail.
+    volume = make_volume(shape, device)
+    for offset in range(8):
+        shifted = testing.at_offset(volume, offset)
+        assert shifted.data_ptr() % 16 == 2 * offset
+        testing.assert_close(normalize_volume(shifted, MAX_VALUE), expected(volume, MAX_VALUE), torch.float32)
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
 def test_matches_eager_pytorch(device):
     volume = make_volume((7, 9, 11), device, high=MAX_VALUE)
     torch.testing.assert_close(normalize_volume(volume, MAX_VALUE), reference(volume, MAX_VALUE))

@@ -77,6 +77,56 @@ def test_writes_out_in_any_layout(spec, device, dtype, shape, out_layout):
     testing.assert_matches(spec, out, expected, dtype, (33, 65))
 
 
+# Lengths for the misalignment checks: below one vector, a few vectors, many tiles and a partial one.
+MISALIGNMENT_LENGTHS = [1, 5, 17, 70001]
+
+
+def _at_offsets(tensors, offset, step):
+    """Each tensor copied to start `offset` elements past a 16-byte boundary (all at the same one,
+    step 0), or the k-th at offset + k * step, modulo the elements in its 16 bytes."""
+    return {
+        name: testing.at_offset(t, (offset + k * step) % (16 // t.element_size()))
+        for k, (name, t) in enumerate(tensors.items())
+    }
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, dtypes=True, where=elementwise))
+def test_every_misalignment(spec, device, dtype, shape):
+    """The tensors (out= too) at every element offset in a 16-byte vector, all at the same one or
+    each at its own. On CUDA the vector path follows the output's alignment and shifts misaligned
+    inputs into place: each offset, and each tensor's offset against the others, is its own case."""
+    for n in MISALIGNMENT_LENGTHS:
+        args = testing.draw(spec, (n,), dtype, device)
+        expected = testing.reference_in_float64(spec, args)
+        tensors = {name: args[name] for name in spec.tensor_args + ([spec.out] if spec.out else [])}
+        for offset in range(16 // min(t.element_size() for t in tensors.values())):
+            for step in (0, 1):
+                shifted = {**args, **_at_offsets(tensors, offset, step)}
+                testing.assert_matches(spec, testing.call(spec, shifted), expected, dtype, (n,))
+
+
+@pytest.mark.parametrize(
+    CASES, testing.spec_cases(SPECS, dtypes=True, where=lambda s: elementwise(s) and differentiable(s))
+)
+def test_gradients_at_every_misalignment(spec, device, dtype, shape):
+    """The backward kernels (one result per input) with grad and the inputs at every offset, as above."""
+    for n in MISALIGNMENT_LENGTHS:
+        args = testing.draw(spec, (n,), dtype, device)
+        grad = testing.make_tensor(spec.reference(**args).shape, dtype, device)
+        args64 = _float64_leaves(spec, args)
+        expected = torch.autograd.grad(
+            spec.reference(**args64), [args64[name] for name in spec.differentiable], grad.double()
+        )
+        tensors = {**{name: args[name] for name in spec.tensor_args}, "the result's grad": grad}
+        for offset in range(16 // dtype.itemsize):
+            for step in (0, 1):
+                shifted = _at_offsets(tensors, offset, step)
+                leaves = [shifted[name].requires_grad_() for name in spec.differentiable]
+                result = spec.function(**{**args, **{name: shifted[name] for name in spec.tensor_args}})
+                actual = torch.autograd.grad(result, leaves, shifted["the result's grad"])
+                testing.assert_matches(spec, actual, expected, dtype, (n,))
+
+
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.out))
 def test_refuses_out_sharing_memory(spec, device, dtype, shape):
     args = testing.draw(spec, (33, 65), dtype, device)

@@ -52,11 +52,25 @@ def test_every_colour_is_rounded_bt601(device):
 def test_cuda_matches_cpu_bit_for_bit(aligned):
     img = make_image((1080, 1921, 3), "cpu")  # many full 4096-pixel tiles and a partial one
     storage = torch.empty(img.numel() + 1, dtype=torch.uint8, device="cuda")
-    on_gpu = storage[:-1] if aligned else storage[1:]  # 16-byte aligned or not: both kernel paths
+    on_gpu = storage[:-1] if aligned else storage[1:]  # 16-byte aligned or not: the shifting, too
     on_gpu.copy_(img.flatten())
     on_gpu = on_gpu.view(img.shape)
     assert (on_gpu.data_ptr() % 16 == 0) == aligned
     assert torch.equal(rgb_to_gray(on_gpu).cpu(), rgb_to_gray(img))
+
+
+@pytest.mark.parametrize("device", testing.DEVICES)
+@pytest.mark.parametrize("shape", [(1, 1, 3), (2, 5, 3), (67, 251, 3)])
+def test_every_misalignment(shape, device):
+    # On CUDA an image that starts mid-vector (rgb[1:], any of 16 byte offsets) still takes the
+    # vector path: staged from aligned loads, shifted into place. 67 x 251: four full tiles and a
+    # partial one.
+    img = make_image(shape, device)
+    expected = reference(img.cpu())
+    for offset in range(16):
+        shifted = testing.at_offset(img, offset)
+        assert shifted.data_ptr() % 16 == offset
+        assert torch.equal(rgb_to_gray(shifted).cpu(), expected)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
