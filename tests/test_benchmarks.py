@@ -154,6 +154,47 @@ def test_a_failing_variant_leaves_the_points_other_rows_only_in_a_sweep():
         bench.compare("op", "c", ours=timed(1.0), other=lambda: None)
 
 
+def test_rounds_take_turns_and_keep_each_callables_fastest_round():
+    order = []
+    ours_rounds, eager_rounds = iter([1.5, 1.0, 1.2]), iter([2.0, 2.0, 2.2])
+
+    def ours():
+        return None
+
+    def eager():
+        return None
+
+    def timer(fn):
+        order.append(fn.__name__)
+        return next(ours_rounds if fn is ours else eager_rounds)
+
+    bench = Bench(timer=timer, point=Point("float32", 64), rounds=3)
+    rows = {r.impl: r for r in bench.compare("op", "n=64", ours=ours, eager=eager, compile_eager=False)}
+    assert order == ["ours", "eager"] * 3  # turns, not one callable's rounds back to back
+    assert rows["ours"].ms == 1.0 and rows["ours"].spread == pytest.approx(0.5)
+    assert rows["eager"].ms == 2.0 and rows["eager"].spread == pytest.approx(0.1)
+    assert rows["ours"].speedup_vs_eager == 2.0
+
+
+def test_a_variant_failing_in_a_later_round_is_dropped_from_the_point():
+    calls = {"flaky": 0}
+
+    def flaky():
+        return None
+
+    def timer(fn):
+        if fn is flaky:
+            calls["flaky"] += 1
+            if calls["flaky"] == 2:
+                raise RuntimeError("out of memory")
+        return 1.0
+
+    bench = Bench(timer=timer, point=Point("s", 1), rounds=3)
+    rows = bench.compare("op", "c", ours=lambda: None, flaky=flaky)
+    assert [r.impl for r in rows] == ["ours"] and calls["flaky"] == 2
+    assert bench.notes == ["op | c: flaky failed: RuntimeError: out of memory"]
+
+
 # ---- one op's run, chunks, the report -----------------------------------------------------------
 
 
@@ -272,11 +313,29 @@ def test_target_metrics_against_another_impl_and_points_nobody_measured():
     elsewhere = Target("a series not swept", "vs:eager", 1.0, {"series": ["bfloat16", "float16"]}).as_dict()
     assert targets.evaluate(at_1024, chunk)["status"] == "met"
     assert targets.evaluate(everywhere, chunk) | {"target": None} == {
-        "op": "s", "target": None, "value": 0.5, "case": "64", "points": 2, "status": "missed"}
+        "op": "s", "target": None, "value": 0.5, "case": "64", "points": 2, "status": "missed", "noise": 0.0}
     assert targets.evaluate(elsewhere, chunk)["status"] == "not measured"
     assert targets.evaluate(Target("host", "host", 0.5).as_dict(), chunk)["status"] == "not measured"
     with pytest.raises(ValueError, match="unknown target metric 'fastest'"):
         Target("x", "fastest", 1.0)
+
+
+def test_a_point_short_by_less_than_its_timing_noise_is_a_tie_not_met():
+    def chunk(spread):
+        rows = [{"op": "s", "case": c, "impl": i, "ms": ms, "series": "f", "size": size, "spread": sp}
+                for c, size, i, ms, sp in [("big", 1024, "ours", 1.0, 0.01), ("big", 1024, "eager", 1.2, 0.01),
+                                           ("small", 8, "ours", 1.05, spread), ("small", 8, "eager", 1.0, 0.02),
+                                           ("small", 8, "compile", 1.2, 0.5)]]
+        return {"op": "s", "rows": rows, "host": []}
+
+    target = targets.beats_eager_and_compile().as_dict()
+    tie = targets.evaluate(target, chunk(spread=0.08))  # 5% short, rounds of ours 8% apart
+    assert tie["status"] == "within noise" and tie["case"] == "small" and tie["noise"] == pytest.approx(0.08)
+    assert tie["value"] == pytest.approx(1 / 1.05)
+    # compile's wide spread does not count: eager is the faster baseline, the one compared
+    assert targets.evaluate(target, chunk(spread=0.03))["status"] == "missed"
+    text = sweep_report.targets_table([tie], [{"op": "s"}])
+    assert "| 0.95x (small), 2 points | tie within timing noise (rounds there differ by 8.0%) |" in text[-1]
 
 
 @pytest.mark.skipif(not has_matplotlib(), reason="matplotlib is not installed")

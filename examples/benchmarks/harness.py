@@ -38,6 +38,7 @@ class Row:
     series: str | None = None  # sweep: the line of the op's chart the point is on, e.g. "float32 misaligned"
     size: float | None = None  # sweep: where on it (elements, row length, M*N*K, tokens)
     roof: str | None = None  # sweep: the impl whose rate is this point's roof
+    spread: float | None = None  # rounds > 1: the slowest round's median over the fastest's, minus 1
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -165,6 +166,9 @@ class Bench:
 
     `timer` times one callable (default: time_ms with `warmup` and `reps`); the sweep passes
     flushed_ms and sets `point` while it measures one of its points, which stamps the rows.
+    With `rounds` > 1 the callables of a point take turns, each timed once a round, and each keeps
+    its fastest round: a round that the host disturbed (a compile finishing, another process) is
+    dropped, and the rounds' spread says how far the timings of one callable move.
     """
 
     warmup: int = 5
@@ -175,6 +179,7 @@ class Bench:
     point: Any = None  # the sweep's Point being measured (benchmarks/sweep.py)
     compile_per_point: bool = True  # sweep: compile eager afresh at each point, else once per line
     notes: list[str] = field(default_factory=list)  # what failed to run, and why
+    rounds: int = 1
     _copy_gbps: float | None = None
     _matmul_tflops: dict = field(default_factory=dict)
     _copy_ms: dict = field(default_factory=dict)  # bytes copied -> ms, the sweep's copy roof
@@ -194,12 +199,13 @@ class Bench:
         return self.timer(fn) if self.timer is not None else time_ms(fn, self.warmup, self.reps)
 
     def copy_ms(self, nbytes: int) -> float:
-        """One device-to-device copy of nbytes, timed once per size (it is the same for every op)."""
+        """One device-to-device copy of nbytes, timed once per size (it is the same for every op),
+        its fastest of `rounds` timings."""
         nbytes = max(1, int(nbytes))
         if nbytes not in self._copy_ms:
             src = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
             dst = torch.empty_like(src)
-            self._copy_ms[nbytes] = self.time(lambda: dst.copy_(src))
+            self._copy_ms[nbytes] = min(self.time(lambda: dst.copy_(src)) for _ in range(self.rounds))
         return self._copy_ms[nbytes]
 
     def compare(
@@ -239,14 +245,19 @@ class Bench:
         sweeping = self.point is not None
         if roof is None and sweeping and bytes_moved is not None:
             roof = "copy"
-        times = {}
-        for name, fn in impls.items():
-            try:
-                times[name] = self.time(fn)
-            except Exception as error:  # one failing variant (a compile, say) leaves the point's other rows
-                if not sweeping or name == "ours":
-                    raise
-                self._note(f"{op} | {case}: {name} failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+        rounds: dict[str, list[float]] = {name: [] for name in impls}
+        for _ in range(self.rounds):
+            for name, fn in impls.items():
+                if name not in rounds:
+                    continue  # failed in an earlier round
+                try:
+                    rounds[name].append(self.time(fn))
+                except Exception as error:  # one failing variant (a compile, say) leaves the point's other rows
+                    if not sweeping or name == "ours":
+                        raise
+                    del rounds[name]
+                    self._note(f"{op} | {case}: {name} failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+        times = {name: min(ms) for name, ms in rounds.items()}
         if roof == "copy" and "copy" not in times:
             times["copy"] = self.copy_ms(bytes_moved // 2)
         rows = []
@@ -267,6 +278,8 @@ class Bench:
                 row.speedup_vs_eager = times["eager"] / ms
             if sweeping:
                 row.series, row.size = self.point.series, self.point.size
+            if len(rounds.get(name, ())) > 1:
+                row.spread = max(rounds[name]) / min(rounds[name]) - 1
             rows.append(row)
         self.rows += rows
         summary = ", ".join(f"{r.impl} {r.ms:.4f} ms" for r in rows)

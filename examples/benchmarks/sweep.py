@@ -143,7 +143,7 @@ COMPILE_PER_LINE = (
 )
 
 
-def run_meta(warmup_ms: float, rep_ms: float, compile_per_point: bool = True) -> dict:
+def run_meta(warmup_ms: float, rep_ms: float, compile_per_point: bool = True, rounds: int = 1) -> dict:
     return {
         "compile": COMPILE_PER_POINT if compile_per_point else COMPILE_PER_LINE,
         "device": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
@@ -151,6 +151,7 @@ def run_meta(warmup_ms: float, rep_ms: float, compile_per_point: bool = True) ->
         "timer": flushed_timer(),
         "warmup_ms": warmup_ms,
         "rep_ms": rep_ms,
+        "rounds": rounds,
         "l2_flushed": True,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
@@ -193,7 +194,7 @@ def run(
     first_row = len(bench.rows)
     chunk = {
         "op": op,
-        "meta": meta if meta is not None else run_meta(warmup_ms, rep_ms, bench.compile_per_point),
+        "meta": meta if meta is not None else run_meta(warmup_ms, rep_ms, bench.compile_per_point, bench.rounds),
         "size_label": getattr(module, "SIZE_LABEL", "size"),
         "quick": quick,
         "complete": False,

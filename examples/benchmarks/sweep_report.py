@@ -81,6 +81,17 @@ def _measured(result: dict) -> str:
     return f"{shown} ({result['case']})" + (f", {result['points']} points" if result["points"] > 1 else "")
 
 
+def _rounds_text(metas: dict) -> str:
+    rounds = sorted({m.get("rounds", 1) for m in metas.values()})
+    if rounds == [1]:
+        return "Each callable timed once per point."
+    return (
+        f"The callables of a point take turns, {' or '.join(map(str, rounds))} rounds, and each keeps its fastest "
+        "round (one the host disturbed is dropped); a target missed at a point by less than the spread between "
+        "the rounds of the two timings compared there is reported as a tie within timing noise, not as met."
+    )
+
+
 def targets_table(results: list[dict], chunks: list[dict]) -> list[str]:
     native = {c["op"]: c.get("host_native") for c in chunks}
     lines = ["| op | target | required | measured (worst point) | status |", "|---|---|---|---|---|"]
@@ -88,6 +99,8 @@ def targets_table(results: list[dict], chunks: list[dict]) -> list[str]:
         status = r["status"]
         if status == "missed":
             status = "**missed**" + (f": {r['target']['limit']}" if r["target"].get("limit") else "")
+        elif status == "within noise":
+            status = f"tie within timing noise (rounds there differ by {_pct(r['noise'])})"
         lines.append(
             f"| {r['op']} | {r['target']['name']} | {_requirement(r['target'], native[r['op']])} "
             f"| {_measured(r)} | {status} |"
@@ -158,7 +171,7 @@ def markdown(chunks: list[dict], charts: dict[str, str]) -> str:
         "",
         f"torch {', '.join(sorted({m['torch'] for m in metas.values()}))}. Timer: {'; '.join(timers)}: the median of "
         "runs timed one by one with CUDA events, **L2 flushed before every timed run** (a 256 MB buffer zeroed), "
-        "so small inputs are read from memory as in a real model, not from L2.",
+        "so small inputs are read from memory as in a real model, not from L2. " + _rounds_text(metas),
         "",
         "Roofs, timed the same way at each point: for memory-bound ops a device-to-device copy of the same bytes "
         "(read + written), otherwise the row the op names (cuBLAS at the same shape, a dense-GEMM bound). "

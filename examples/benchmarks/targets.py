@@ -7,6 +7,11 @@ A target's metric, taken at every point it selects (its worst point decides):
     "vs:<impl>"   ours against another timed callable of the point: its ms / our ms
     "roof"        our rate over the point's roof (the copy of the same bytes, cuBLAS, a bound row)
     "host"        per-call host time at one element: the native op's / ours (benchmarks/host.py)
+
+A point that falls short by less than its timing noise (timed in rounds: the larger spread between
+the rounds of the two callables compared) cannot be told from a tie: where every point that falls
+short does so within its noise, the target's status is "within noise", reported with the worst
+point and that noise, not "met".
 """
 
 from __future__ import annotations
@@ -84,24 +89,46 @@ def best_baseline_ms(impls: dict[str, dict]) -> float | None:
     return min(times) if times else None
 
 
+def _compared(metric: str, impls: dict[str, dict]) -> dict | None:
+    """The row ours is set against at one point: the faster of eager and compile, the roof, or the named impl."""
+    if metric == "vs_best":
+        baselines = [impls[name] for name in ("eager", "compile") if name in impls]
+        return min(baselines, key=lambda row: row["ms"]) if baselines else None
+    if metric == "roof":
+        return impls.get(impls["ours"].get("roof") or "")
+    return impls.get(metric[3:])
+
+
 def point_value(metric: str, impls: dict[str, dict]) -> float | None:
     """The metric at one point (impl -> row), or None where a row it needs is missing."""
     ours = impls.get("ours")
     if ours is None:
         return None
-    if metric == "vs_best":
-        best = best_baseline_ms(impls)
-        return None if best is None else best / ours["ms"]
     if metric == "roof":
         return ours.get("roofline")
-    other = impls.get(metric[3:])
+    other = _compared(metric, impls)
     return None if other is None else other["ms"] / ours["ms"]
+
+
+def point_noise(metric: str, impls: dict[str, dict]) -> float:
+    """How far the rounds of the two timings compared at a point moved (0 when timed once)."""
+    rows = [impls.get("ours"), _compared(metric, impls)]
+    return max((row.get("spread") or 0.0) for row in rows if row is not None)
 
 
 def evaluate(target: dict, chunk: dict) -> dict:
     """{"op", "target", "value", "case", "points", "status" ("met", "missed" or "not measured")}: the
     target's worst value over the points it selects, and where."""
-    result = {"op": chunk["op"], "target": target, "value": None, "case": None, "points": 0, "status": "not measured"}
+    result = {
+        "op": chunk["op"],
+        "target": target,
+        "value": None,
+        "case": None,
+        "points": 0,
+        "status": "not measured",
+        "noise": None,
+    }
+    beyond_noise = 0  # points short of the target by more than their timing noise
     if target["metric"] == "host":
         ours, native = host.lookup(chunk.get("host", []), "ours"), host.lookup(chunk.get("host", []), "native")
         if ours and native:
@@ -116,11 +143,16 @@ def evaluate(target: dict, chunk: dict) -> dict:
             value = point_value(target["metric"], impls)
             if value is None:
                 continue
+            noise = point_noise(target["metric"], impls)
             result["points"] += 1
+            beyond_noise += value * (1 + noise) < target["at_least"]
             if result["value"] is None or value < result["value"]:
-                result.update(value=value, case=case)
+                result.update(value=value, case=case, noise=noise)
     if result["value"] is not None:
-        result["status"] = "met" if result["value"] >= target["at_least"] else "missed"
+        if result["value"] >= target["at_least"]:
+            result["status"] = "met"
+        else:
+            result["status"] = "within noise" if target["metric"] != "host" and not beyond_noise else "missed"
     return result
 
 

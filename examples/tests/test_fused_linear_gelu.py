@@ -17,7 +17,8 @@ OP = torch.ops.examples.fused_linear_gelu.default
 
 # (x shape, out_features): odd sizes, leading dims, 1-D x, empty batch, in_features or out_features
 # of 0 or 1 (where cuBLASLt is skipped), sizes cuBLASLt vectorizes; on CUDA, batches of at most 32
-# rows take the small-batch kernel (partial tiles, the 32/33 boundary).
+# rows take the small-batch kernel (partial tiles, the 32/33 boundary), and float32 batches of 33 to
+# 64 rows with out_features not a multiple of 4 a GEMM into padded rows (the 64/65 boundary).
 CASES = [
     ((3, 5, 17), 13),
     ((17,), 13),
@@ -32,6 +33,9 @@ CASES = [
     ((2, 33, 128), 72),
     ((32, 70), 20),
     ((33, 70), 20),
+    ((33, 70), 21),
+    ((64, 96), 43),
+    ((65, 96), 43),
 ]
 # Leading dims of x: 21 rows (the small-batch kernel on CUDA) and 45 (the GEMM path).
 BATCH_SHAPES = pytest.mark.parametrize("batch_shape", [(3, 7), (5, 9)], ids=["small_batch", "gemm_batch"])
@@ -94,7 +98,7 @@ def test_long_reduction(batch, dtype, device):
 @pytest.mark.parametrize("weight_layout", testing.LAYOUTS)
 @BATCH_SHAPES
 def test_forward_with_any_strides(batch_shape, weight_layout, x_layout, dtype, device):
-    x, weight, bias = _inputs((*batch_shape, 24), 20, dtype, device, x_layout, weight_layout)
+    x, weight, bias = _inputs((*batch_shape, 24), 21, dtype, device, x_layout, weight_layout)
     assert_matches_reference(fused_linear_gelu(x, weight, bias), x, weight, bias)
 
 

@@ -39,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup-ms", type=float, default=5, help="with --sweep: warm-up time per measurement")
     parser.add_argument("--rep-ms", type=float, default=25, help="with --sweep: timed runs per measurement, in ms")
     parser.add_argument(
+        "--rounds", type=int, default=3, help="with --sweep: turns the callables of a point take (rep-ms split)"
+    )
+    parser.add_argument(
         "--compile-dynamic",
         action="store_true",
         help="with --sweep: compile eager once per line, not at each point (faster; dynamic-shape code)",
@@ -55,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         print("benchmarks time CUDA kernels: no CUDA device here", file=sys.stderr)
         return 2
     if args.sweep:
-        return run_sweep(args.ops or available(), out, args.quick, args.warmup_ms, args.rep_ms, args.compile_dynamic)
+        return run_sweep(
+            args.ops or available(), out, args.quick, args.warmup_ms, args.rep_ms, args.compile_dynamic, args.rounds
+        )
     bench = Bench(reps=args.reps)
     paths: list[Path] = []
     out = args.out or HERE / "results"
@@ -66,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     return _print(paths)
 
 
-def run_sweep(ops: list[str], out: Path, quick: bool, warmup_ms: float, rep_ms: float, compile_dynamic: bool) -> int:
+def run_sweep(
+    ops: list[str], out: Path, quick: bool, warmup_ms: float, rep_ms: float, compile_dynamic: bool, rounds: int = 3
+) -> int:
     sweep.configure_compile()
     warm_up_gpu()
     copies: dict = {}  # a copy of n bytes is timed once for all ops
@@ -77,7 +84,10 @@ def run_sweep(ops: list[str], out: Path, quick: bool, warmup_ms: float, rep_ms: 
             print(f"{op:>20} | no SWEEP in benchmarks/bench_{op}.py: not swept", flush=True)
             continue
         bench = Bench(
-            timer=lambda fn: flushed_ms(fn, warmup_ms, rep_ms), compile_per_point=not compile_dynamic, _copy_ms=copies
+            timer=lambda fn: flushed_ms(fn, warmup_ms, rep_ms / rounds),
+            compile_per_point=not compile_dynamic,
+            rounds=rounds,
+            _copy_ms=copies,
         )
         chunk = sweep.run(op, module, quick=quick, warmup_ms=warmup_ms, rep_ms=rep_ms, bench=bench, out_dir=out)
         peak = torch.cuda.max_memory_allocated() / 2**30

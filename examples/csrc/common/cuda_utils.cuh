@@ -1,11 +1,12 @@
 // CUDA helpers for kernels, torch-free (see kernel_types.h): 16-bit float types and conversions,
-// dtype dispatch, error checks, grid sizes.
+// dtype dispatch, error checks, grid sizes, the multiprocessor count.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -58,6 +59,24 @@ inline unsigned int grid_size(int64_t n, int64_t per_block) {
                              " blocks");
   }
   return static_cast<unsigned int>(blocks);
+}
+
+// The current device's multiprocessor count, asked of CUDA once per device (of the first 64).
+inline int multiprocessor_count() {
+  constexpr int kCachedDevices = 64;
+  static std::atomic<int> cached[kCachedDevices] = {};  // 0: not asked yet
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
+  std::atomic<int>* slot = device < kCachedDevices ? &cached[device] : nullptr;
+  int count = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
+  if (count == 0) {
+    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute", __FILE__,
+          __LINE__);
+    if (slot != nullptr) {
+      slot->store(count, std::memory_order_relaxed);
+    }
+  }
+  return count;
 }
 
 [[noreturn]] inline void unsupported_dtype(const char* name, DType dtype) {

@@ -1,15 +1,16 @@
 // A fast element-wise CUDA map, shared by the ops: out[i] = op(in[i]...), or for a functor with K
 // results (opgen::Array, e.g. one gradient per input) out_k[i] = op(in[i]...)[k].
 //
-// Each thread moves a few vectors per tensor (vectors_per_thread), 16 bytes for the widest, all
-// loaded before any math (several loads in flight), with 64-bit indices throughout. Vectors follow
-// the outputs' alignment: the elements before the outputs' first vector boundary (the head, fewer
-// than a vector) are done one by one, so every store after them is an aligned vector. An input that
-// sits elsewhere in its vectors (a view such as x[1:] beside a fresh output) is read with aligned
-// loads shifted into place in registers (load_vector on an Input). Only outputs misaligned
-// differently from each other, or a pointer not aligned to its own element, make the kernel go one
-// element at a time. The partial tile at the end is done element by element. Inputs are converted
-// to their op-math type (float for 16-bit floats) before op sees them. Torch-free: see
+// Each thread moves one or two vectors per tensor, 16 bytes for the widest, all loaded before any
+// math (several loads in flight), with 64-bit indices throughout; small inputs get small blocks, so
+// that they spread over the SMs (launch_shape). Vectors follow the outputs' alignment: the elements
+// before the outputs' first vector boundary (the head, fewer than a vector) are done one by one, so
+// every store after them is an aligned vector. An input that sits elsewhere in its vectors (a view
+// such as x[1:] beside a fresh output) is read with aligned loads shifted into place in registers
+// (load_vector on an Input). Only outputs misaligned differently from each other, or a pointer not
+// aligned to its own element, make the kernel go one element at a time. The partial tile at the end
+// moves whole vectors too; only the elements after the last whole vector go one by one. Inputs are
+// converted to their op-math type (float for 16-bit floats) before op sees them. Torch-free: see
 // kernel_types.h.
 #pragma once
 
@@ -26,10 +27,12 @@ struct alignas(sizeof(T) * N) Vec {
   T v[N];
 };
 
+// The largest launch shape: blocks of kBlockThreads, each thread moving up to kVectorsPerThread
+// vectors of each tensor. Smaller inputs get smaller blocks (LaunchShape).
 constexpr int kBlockThreads = 256;
-constexpr int kVectorsPerThread = 4;
+constexpr int kVectorsPerThread = 2;
 
-// Vectors per thread and tensor in a kernel: a misaligned input takes two loads a vector, so such a
+// Vectors per thread and tensor at most: a misaligned input takes two loads a vector, so such a
 // kernel moves half as many (the same loads in flight, half the registers: more threads fit).
 template <bool kMisalignedInputs>
 constexpr int vectors_per_thread() {
@@ -128,6 +131,25 @@ __device__ __forceinline__ Vec<T, kVec> load_vector(const Input<T>& in, int64_t 
   return x;
 }
 
+// One store of v's bytes at p (aligned to them), through the __stwb intrinsic (a plain write-back
+// store): as a struct assignment, a vector of results whose math may branch (IEEE division) was
+// seen split into one store per element, which made normalize_volume 1.45x slower on an H100.
+template <int kVec, typename T>
+__device__ __forceinline__ void store_vector(T* p, const Vec<T, kVec>& v) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * kVec;
+  if constexpr (kBytes == 16) {
+    uint4 bits;
+    memcpy(&bits, &v, kBytes);
+    __stwb(reinterpret_cast<uint4*>(p), bits);
+  } else if constexpr (kBytes == 8) {
+    uint2 bits;
+    memcpy(&bits, &v, kBytes);
+    __stwb(reinterpret_cast<uint2*>(p), bits);
+  } else {
+    *reinterpret_cast<Vec<T, kVec>*>(p) = v;
+  }
+}
+
 template <typename Op, typename... in_t>
 __device__ __forceinline__ auto apply(const Op& op, in_t... x) {
   return as_array(op(cuda::convert<opmath_t<in_t>>(x)...));  // qualified: no argument-dependent lookup of c10::convert
@@ -160,23 +182,36 @@ __device__ __forceinline__ void map_vector(const Op& op, const Array<out_t*, K>&
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     if (out[k] != nullptr) {
-      *reinterpret_cast<Vec<out_t, kVec>*>(out[k] + i) = y[k];
+      store_vector(out[k] + i, y[k]);
     }
   }
 }
 
-// One thread's vectors of one input: elements first, first + kBlockThreads * kVec, ...
+// One thread's vectors of one input: elements first, first + stride, ... (stride: the block's
+// threads * kVec), the first `count` of them used.
 template <int kVec, int kPerThread, typename T>
 struct ThreadVectors {
   Vec<T, kVec> v[kPerThread];
 };
 
+// Where a thread's vectors are: the first one's element, the stride between them, how many.
+struct ThreadTile {
+  int64_t first;
+  int64_t stride;
+  int count;
+};
+
+// Only whole vectors below n are loaded (and later stored): the partial tile at the end takes the
+// same path as the others, its vectors still 16 bytes and all in flight together.
 template <int kVec, bool kMayBeMisaligned, typename T>
-__device__ __forceinline__ auto load_thread_vectors(const Input<T>& in, int64_t first) {
+__device__ __forceinline__ auto load_thread_vectors(const Input<T>& in, const ThreadTile& tile, int64_t n) {
   ThreadVectors<kVec, vectors_per_thread<kMayBeMisaligned>(), T> x;
 #pragma unroll
   for (int u = 0; u < vectors_per_thread<kMayBeMisaligned>(); ++u) {
-    x.v[u] = load_vector<kVec, kMayBeMisaligned>(in, first + int64_t(u) * kBlockThreads * kVec);
+    const int64_t i = tile.first + u * tile.stride;
+    if (u < tile.count && i + kVec <= n) {
+      x.v[u] = load_vector<kVec, kMayBeMisaligned>(in, i);
+    }
   }
   return x;
 }
@@ -184,37 +219,64 @@ __device__ __forceinline__ auto load_thread_vectors(const Input<T>& in, int64_t 
 // Called with every input already loaded (arguments are evaluated first): all loads are in flight
 // together, before the first store.
 template <int kVec, int kPerThread, int K, typename Op, typename out_t, typename... in_t>
-__device__ __forceinline__ void map_thread_vectors(const Op& op, const Array<out_t*, K>& out, int64_t first,
-                                                   const ThreadVectors<kVec, kPerThread, in_t>&... x) {
+__device__ __forceinline__ void map_thread_vectors(const Op& op, const Array<out_t*, K>& out, const ThreadTile& tile,
+                                                   int64_t n, const ThreadVectors<kVec, kPerThread, in_t>&... x) {
 #pragma unroll
   for (int u = 0; u < kPerThread; ++u) {
-    map_vector<kVec>(op, out, first + int64_t(u) * kBlockThreads * kVec, x.v[u]...);
+    const int64_t i = tile.first + u * tile.stride;
+    if (u < tile.count && i + kVec <= n) {
+      map_vector<kVec>(op, out, i, x.v[u]...);
+    }
   }
 }
 
-template <int kVec, bool kMisalignedInputs = false>
-constexpr int64_t tile_elements() {
-  return int64_t(kBlockThreads) * vectors_per_thread<kMisalignedInputs>() * kVec;
+// Block size and vectors per thread of one launch. Small inputs are spread over many small blocks:
+// an SM's memory requests queue, so after an L2 flush an H100 added 16 KB to 16 KB in 3.3 us in two
+// blocks of 256 threads and in 3.0 us in the 16 blocks of 128 threads torch.compile's kernel used.
+// Each SM gets at least two blocks while a block can shrink, down to 64 threads of one vector each.
+struct LaunchShape {
+  int threads;
+  int vectors_per_thread;
+  unsigned int blocks;
+};
+
+template <int kVec, bool kMisalignedInputs>
+LaunchShape launch_shape(int64_t n) {
+  constexpr int kMinThreads = 64;
+  const int64_t wanted_blocks = 2 * int64_t(multiprocessor_count());
+  LaunchShape shape{kBlockThreads, vectors_per_thread<kMisalignedInputs>(), 0};
+  const auto blocks_for = [&](const LaunchShape& s) {
+    return grid_size(n, int64_t(s.threads) * s.vectors_per_thread * kVec);
+  };
+  while (blocks_for(shape) < wanted_blocks && (shape.vectors_per_thread > 1 || shape.threads > kMinThreads)) {
+    if (shape.vectors_per_thread > 1) {
+      shape.vectors_per_thread /= 2;
+    } else {
+      shape.threads /= 2;
+    }
+  }
+  shape.blocks = blocks_for(shape);
+  return shape;
 }
 
-// The pointers start where every output is vector aligned: elements [0, n) are done in tiles, the
-// head before them, [-head, 0), one by one by block 0. kMisalignedInputs: some input's vectors start
-// mid-vector (a separate kernel, so that the shifting costs the aligned case nothing).
+// The pointers start where every output is vector aligned: the whole vectors in [0, n) are done in
+// tiles, the head before them, [-head, 0), and the tail after them (fewer than kVec elements) one by
+// one, by the first and the last block. One short path for every tile keeps the kernel small: after
+// an L2 flush even its instructions come from memory, which shows at small sizes.
+// kMisalignedInputs: some input's vectors start mid-vector (a separate kernel, so that the shifting
+// costs the aligned case nothing).
 template <int kVec, bool kMisalignedInputs, int K, typename Op, typename out_t, typename... in_t>
 __global__ void __launch_bounds__(kBlockThreads)
-    map_kernel(Op op, int64_t n, int head, Array<out_t*, K> out, Input<in_t>... in) {
+    map_kernel(Op op, int64_t n, int head, int per_thread, Array<out_t*, K> out, Input<in_t>... in) {
   if (blockIdx.x == 0 && int(threadIdx.x) < head) {
     map_element(op, out, int64_t(threadIdx.x) - head, in.data...);
   }
-  constexpr int64_t kTile = tile_elements<kVec, kMisalignedInputs>();
-  const int64_t tile_start = int64_t(blockIdx.x) * kTile;
-  if (tile_start + kTile <= n) {
-    const int64_t first = tile_start + int64_t(threadIdx.x) * kVec;
-    map_thread_vectors<kVec>(op, out, first, load_thread_vectors<kVec, kMisalignedInputs>(in, first)...);
-  } else {
-    for (int64_t i = tile_start + threadIdx.x; i < n; i += kBlockThreads) {
-      map_element(op, out, i, in.data...);
-    }
+  const int64_t stride = int64_t(blockDim.x) * kVec;
+  const ThreadTile tile{int64_t(blockIdx.x) * per_thread * stride + int64_t(threadIdx.x) * kVec, stride, per_thread};
+  map_thread_vectors<kVec>(op, out, tile, n, load_thread_vectors<kVec, kMisalignedInputs>(in, tile, n)...);
+  const int tail = static_cast<int>(n % kVec);
+  if (blockIdx.x == gridDim.x - 1 && int(threadIdx.x) < tail) {
+    map_element(op, out, n - tail + threadIdx.x, in.data...);
   }
 }
 
@@ -255,15 +317,18 @@ void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> o
     }
     const int64_t body_or_one = std::max<int64_t>(body, 1);  // at least one block: block 0 does the head
     if ((is_vector_aligned<kVec>(in + head) && ...)) {
-      map_kernel<kVec, false><<<grid_size(body_or_one, tile_elements<kVec, false>()), kBlockThreads, 0, stream>>>(
-          op, body, head, body_out, Input<in_t>{in + head, 0}...);
+      const LaunchShape shape = launch_shape<kVec, false>(body_or_one);
+      map_kernel<kVec, false><<<shape.blocks, shape.threads, 0, stream>>>(op, body, head, shape.vectors_per_thread,
+                                                                          body_out, Input<in_t>{in + head, 0}...);
     } else {
-      map_kernel<kVec, true><<<grid_size(body_or_one, tile_elements<kVec, true>()), kBlockThreads, 0, stream>>>(
-          op, body, head, body_out, Input<in_t>{in + head, misalignment<kVec>(in + head)}...);
+      const LaunchShape shape = launch_shape<kVec, true>(body_or_one);
+      map_kernel<kVec, true><<<shape.blocks, shape.threads, 0, stream>>>(
+          op, body, head, shape.vectors_per_thread, body_out, Input<in_t>{in + head, misalignment<kVec>(in + head)}...);
     }
   } else {
+    const LaunchShape shape = launch_shape<1, false>(n);
     map_kernel<1, false>
-        <<<grid_size(n, tile_elements<1>()), kBlockThreads, 0, stream>>>(op, n, 0, out, Input<in_t>{in, 0}...);
+        <<<shape.blocks, shape.threads, 0, stream>>>(op, n, 0, shape.vectors_per_thread, out, Input<in_t>{in, 0}...);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
 }
