@@ -9,6 +9,7 @@ import torch
 
 from opgen_examples.ops.bitonic_sort import bitonic_sort
 
+from .limits import SHORT_ROWS
 from .sweep import dtype_name, line, powers_of_two, tensor
 from .targets import Target, beats_eager_and_compile, host_within
 
@@ -22,7 +23,7 @@ SWEEP = [
 ]
 HOST_NATIVE = "torch.sort"
 TARGETS = [
-    beats_eager_and_compile(),
+    beats_eager_and_compile(limit=SHORT_ROWS),
     Target("at every row length up to 2^24: >= 1.0x torch.sort", "vs:eager", 1.0),
     Target("rows of 1024 (float32): >= 2x torch.sort", "vs:eager", 2.0, {"series": "float32", "size": 1024}),
     host_within(2.0, HOST_NATIVE),

@@ -8,6 +8,7 @@ import torch
 
 from opgen_examples.ops.fused_bias_gelu import fused_bias_gelu, reference
 
+from .limits import LAUNCH_BOUND, ODD_ROWS
 from .sweep import FLOATING_16_32, dtype_name, line, powers_of_two, tensor
 from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
 
@@ -21,7 +22,7 @@ SWEEP = [
 ]
 HOST_NATIVE = "torch.add"
 TARGETS = [
-    beats_eager_and_compile(),
+    beats_eager_and_compile(limit=f"{LAUNCH_BOUND}; {ODD_ROWS}"),
     near_copy_when_misaligned("float32 misaligned"),
     host_within(2.0, HOST_NATIVE),
 ]

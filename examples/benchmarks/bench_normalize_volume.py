@@ -9,6 +9,7 @@ import torch
 
 from opgen_examples.ops.normalize_volume import naive, normalize_volume, reference
 
+from .limits import LAUNCH_BOUND
 from .sweep import Point, tensor
 from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
 
@@ -23,7 +24,7 @@ SWEEP = [
 ]
 HOST_NATIVE = "Tensor.float"
 TARGETS = [
-    beats_eager_and_compile(),
+    beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("uint16 cubes misaligned"),
     host_within(2.0, HOST_NATIVE),
 ]

@@ -13,6 +13,7 @@ import torch
 
 from opgen_examples.ops.rgb_to_gray import naive, reference, rgb_to_gray
 
+from .limits import LAUNCH_BOUND
 from .sweep import Point, tensor
 from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
 
@@ -26,7 +27,7 @@ SWEEP = [
 ]
 HOST_NATIVE = "torch.bitwise_not"
 TARGETS = [
-    beats_eager_and_compile(),
+    beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("uint8 square misaligned"),
     host_within(2.0, HOST_NATIVE),
 ]

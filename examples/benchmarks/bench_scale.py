@@ -8,6 +8,7 @@ import torch
 
 from opgen_examples.ops.scale import reference, scale
 
+from .limits import LAUNCH_BOUND
 from .sweep import dtype_name, elementwise_points, size_name, tensor
 from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
 
@@ -15,7 +16,7 @@ SIZE_LABEL = "elements"
 SWEEP = elementwise_points()
 HOST_NATIVE = "torch.neg"
 TARGETS = [
-    beats_eager_and_compile(),
+    beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("float32 misaligned"),
     host_within(2.0, HOST_NATIVE),
 ]
