@@ -84,16 +84,21 @@ def by_case(rows: list[dict]) -> dict[str, dict[str, dict]]:
     return cases
 
 
+def best_baseline(impls: dict[str, dict]) -> dict | None:
+    """The faster of the eager and torch.compile rows at one point, or None where neither ran."""
+    baselines = [impls[name] for name in ("eager", "compile") if name in impls]
+    return min(baselines, key=lambda row: row["ms"]) if baselines else None
+
+
 def best_baseline_ms(impls: dict[str, dict]) -> float | None:
-    times = [impls[name]["ms"] for name in ("eager", "compile") if name in impls]
-    return min(times) if times else None
+    best = best_baseline(impls)
+    return None if best is None else best["ms"]
 
 
 def _compared(metric: str, impls: dict[str, dict]) -> dict | None:
     """The row ours is set against at one point: the faster of eager and compile, the roof, or the named impl."""
     if metric == "vs_best":
-        baselines = [impls[name] for name in ("eager", "compile") if name in impls]
-        return min(baselines, key=lambda row: row["ms"]) if baselines else None
+        return best_baseline(impls)
     if metric == "roof":
         return impls.get(impls["ours"].get("roof") or "")
     return impls.get(metric[3:])
@@ -117,8 +122,8 @@ def point_noise(metric: str, impls: dict[str, dict]) -> float:
 
 
 def evaluate(target: dict, chunk: dict) -> dict:
-    """{"op", "target", "value", "case", "points", "status" ("met", "missed" or "not measured")}: the
-    target's worst value over the points it selects, and where."""
+    """{"op", "target", "value", "case", "points", "noise", "status" ("met", "within noise", "missed" or
+    "not measured")}: the target's worst value over the points it selects, where, and the timing noise there."""
     result = {
         "op": chunk["op"],
         "target": target,

@@ -12,7 +12,9 @@
 // float32 with a batch of at most 32 rows takes one kernel of our own that streams the weight once
 // (skinny_linear_gelu.cuh), in full float32 whatever the TF32 flag says: on an H100 at 32x768x3072
 // it took 25 us against eager's 50 us. (In bfloat16 the same kernel took 51 us, the Lt epilogue 27.)
-// Larger float32 batches, float64 and in_features == 0 take addmm + the shared GELU kernel (see forward_cuda).
+// Larger float32 batches, float64 and in_features == 0 take addmm + the shared GELU kernel (see forward_cuda);
+// float32 batches of at most 64 rows with out_features not a multiple of 4 take addmm into 16-byte padded rows
+// + at::gelu (see pads_output_rows).
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/Dispatch.h>
