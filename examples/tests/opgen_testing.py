@@ -193,32 +193,79 @@ def call(spec: OpSpec, args: dict[str, Any]):
     return result
 
 
-def reference_in_float64(spec: OpSpec, args: dict[str, Any]):
-    """The reference on float64 copies of the floating-point arguments (without `out`)."""
-    widened = {
-        name: value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+def float64_args(spec: OpSpec, args: dict[str, Any]) -> dict[str, Any]:
+    """args without `out`, the floating-point tensors as detached float64 copies."""
+    return {
+        name: value.detach().double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
         for name, value in args.items()
         if name != spec.out
     }
-    return spec.reference(**widened)
 
 
-def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Sequence[int] = ()) -> None:
-    """actual (a tensor or tuple of them) equals the float64 `expected` within spec's tolerances."""
+def reference_in_float64(spec: OpSpec, args: dict[str, Any]):
+    """The reference on float64 copies of the floating-point arguments (without `out`)."""
+    return spec.reference(**float64_args(spec, args))
+
+
+def error_bound(spec: OpSpec, args: dict[str, Any], dtype: torch.dtype):
+    """What spec's arithmetic may add to the rounding of its results for these arguments (its
+    `error_bound`; see opgen_examples/_error_model.py), or None."""
+    if spec.error_bound is None:
+        return None
+    return spec.error_bound(dtype, **float64_args(spec, args))
+
+
+def grad_error_bound(spec: OpSpec, args: dict[str, Any], grad: torch.Tensor, dtype: torch.dtype, names):
+    """The same for the gradients of the inputs `names` (in that order) under the result's `grad`."""
+    if spec.grad_error_bound is None:
+        return None
+    bounds = spec.grad_error_bound(dtype, grad.detach().double(), **float64_args(spec, args))
+    return tuple(bounds.get(name) for name in names)
+
+
+def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Sequence[int] = (), bound=None) -> None:
+    """actual (a tensor or tuple of them) equals the float64 `expected` rounded to its dtype, within
+    spec's tolerances (the output's own rounding) plus `bound` (what the op's arithmetic adds, per
+    element: a tensor, a tuple with one per result, or None; see error_bound)."""
     rtol, atol = spec.tolerances.get(dtype, tolerances(dtype))
     if spec.atol_scale is not None and shape:
         atol *= spec.atol_scale(tuple(shape))
     actual, expected = _as_tuple(actual), _as_tuple(expected)
+    bounds = _as_tuple(bound) if bound is not None else (None,) * len(actual)
     assert len(actual) == len(expected), f"{len(actual)} results, expected {len(expected)}"
-    for a, e in zip(actual, expected):
+    for index, (a, e, b) in enumerate(zip(actual, expected, bounds)):
         if a.is_floating_point():
             assert a.dtype == dtype, f"dtype {a.dtype}, expected {dtype}"
         assert a.shape == e.shape, f"shape {tuple(a.shape)}, expected {tuple(e.shape)}"
-        # The exact result rounded to the op's dtype (so a value past its range is inf on both sides).
-        e = e.to(a.dtype) if a.is_floating_point() else e
-        torch.testing.assert_close(
-            a.double().cpu(), e.double().cpu(), rtol=rtol, atol=atol, equal_nan=True, check_dtype=False
-        )
+        worst, message = compare(a, e, rtol, atol, b)
+        assert worst <= 1.0, (f"result {index}: " if len(actual) > 1 else "") + message
+
+
+def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, bound=None) -> tuple[float, str]:
+    """How close actual is to the float64 `expected` rounded to actual's dtype (so a value past its
+    range is inf on both sides): the largest ratio of error to error allowed (atol + rtol * |expected|
+    + bound; at most 1 passes), and a message naming the worst element. NaN must sit where the
+    reference has NaN, and an infinity where it has the same infinity."""
+    a = actual.detach().double().cpu()
+    e = (expected.to(actual.dtype) if actual.is_floating_point() else expected).double().cpu()
+    if a.numel() == 0:
+        return 0.0, "empty"
+    allowed = atol + rtol * e.abs()
+    if bound is not None:
+        allowed = allowed + bound.detach().double().cpu().expand_as(e)
+    same = (a == e) | (a.isnan() & e.isnan())  # the same infinity, or NaN on both sides
+    error = torch.where(same, 0.0, (a - e).abs().nan_to_num(math.inf))
+    ratio = (error / allowed.clamp_min(torch.finfo(torch.float64).tiny)).nan_to_num(math.inf)  # inf / inf fails
+    ratio = torch.where(same, 0.0, ratio)
+    worst = int(ratio.flatten().argmax())
+    where = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), ratio.shape))
+    message = (
+        f"{int((ratio > 1).sum())} of {ratio.numel()} elements beyond the error allowed; the worst at "
+        f"{where}: {a[where].item()!r}, expected {e[where].item()!r} (error {error[where].item():.3g}, "
+        f"allowed {allowed[where].item():.3g}: atol {atol:g} + rtol {rtol:g} * |expected|"
+        + (")" if bound is None else " + the op's error bound)")
+    )
+    return float(ratio.flatten()[worst]), message
 
 
 def check_backward_op(backward_op: Callable, forward: Callable, grad: torch.Tensor, x: torch.Tensor) -> None:
@@ -233,6 +280,12 @@ def check_gradients(fn: Callable, *inputs: torch.Tensor) -> None:
     """torch.autograd.gradcheck of fn in float64 (inputs are cast and set to require grad)."""
     args = [x.detach().double().requires_grad_(x.is_floating_point()) for x in inputs]
     assert torch.autograd.gradcheck(fn, args, eps=1e-6, atol=1e-5, rtol=1e-4)
+
+
+def check_second_derivatives(fn: Callable, *inputs: torch.Tensor) -> None:
+    """torch.autograd.gradgradcheck of fn in float64: second derivatives match finite differences."""
+    args = [x.detach().double().requires_grad_(x.is_floating_point()) for x in inputs]
+    assert torch.autograd.gradgradcheck(fn, args, eps=1e-6, atol=1e-5, rtol=1e-4)
 
 
 def check_second_derivative_raises(fn: Callable, *inputs: torch.Tensor) -> None:
@@ -302,6 +355,58 @@ def check_runs_on_the_inputs_device(fn: Callable, *inputs: torch.Tensor) -> None
 
 def _as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+# The > 2**31-element case: past the last 32-bit index, by a few elements more than a vector.
+LARGE_NUMEL = 2**31 + 77
+_LARGE_CHECKED = 4096  # elements checked at the start, on each side of 2**31, and at the end (they may overlap)
+
+
+def draw_large(spec: OpSpec, n: int, device) -> tuple[dict[str, Any], list[slice]]:
+    """float16 arguments of n elements each for spec's op, and the parts of the result to check.
+
+    Only those parts of the inputs get random values (the rest is whatever the allocator gives,
+    which the op may compute anything from): drawing all of them would cost a float64 temporary
+    of 8 * n bytes. Skips the test where the memory it needs is not there."""
+    tensors = len(spec.tensor_args) + 1
+    need_gib = (tensors if device == "cuda" else 1) * n * 2 / 2**30 + 1  # on the CPU only the result is touched
+    free_gib = free_memory_gib(device)
+    if free_gib < need_gib:
+        pytest.skip(f"> 2**31 elements: needs {need_gib:.0f} GiB of free {device} memory, {free_gib:.0f} GiB free here")
+    parts = [
+        slice(0, _LARGE_CHECKED),
+        slice(2**31 - _LARGE_CHECKED, 2**31 + _LARGE_CHECKED),
+        slice(n - _LARGE_CHECKED, n),
+    ]
+    parts = [slice(part.start, min(part.stop, n)) for part in parts]
+    args = {}
+    for name, value in spec.args.items():
+        if isinstance(value, TensorArg):
+            shape = (n,) if value.shape is None else tuple(value.shape((n,)))
+            assert shape == (n,), f"the > 2**31 case draws 1-D tensors of one length; {name} would be {shape}"
+            args[name] = torch.empty(n, dtype=torch.float16, device=device)
+            for part in parts:
+                low, high = value.domain
+                args[name][part] = make_tensor((part.stop - part.start,), torch.float16, device, low=low, high=high)
+        else:
+            args[name] = value
+    if spec.out:
+        args[spec.out] = torch.empty(n, dtype=torch.float16, device=device)
+    return args, parts
+
+
+def free_memory_gib(device) -> float:
+    """Memory free on the device now (on the CPU: what the machine can still give, MemAvailable)."""
+    if str(device).startswith("cuda"):
+        return torch.cuda.mem_get_info(torch.device(device))[0] / 2**30 if HAS_CUDA else 0.0
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
 
 
 def cuda_memory_gib() -> float:

@@ -1,6 +1,6 @@
-"""gemm: what is special to this op (every result within the textbook error bound of a K-term dot
-product, row strides and broadcast rows, a zero inner dimension, NaN and inf confined to their row
-and column, the matrix checks, the seed's kernel, offsets past 2**31). The standard checks (the
+"""gemm: what is special to this op (the error model of a K-term dot product on two layouts, row
+strides and broadcast rows, a zero inner dimension, NaN and inf confined to their row and column,
+the matrix checks, the seed's kernel, offsets past 2**31). The standard checks (the
 reference on every layout, dtype and size in SPEC, gradients, opcheck, torch.compile, bad input,
 streams, devices, threads) run from its SPEC (opgen_examples/ops/gemm.py) in
 test_opgen_conformance.py.
@@ -12,22 +12,16 @@ import torch
 from opgen_examples.ops.gemm import SPEC, gemm, gemm_naive, reference
 
 SIZES = SPEC.shapes  # (M, K, N)
-# Unit roundoff of the output dtype and of the dtype the kernel accumulates in.
-_ROUNDOFF = {torch.float32: (2**-24, 2**-24), torch.float16: (2**-11, 2**-24), torch.bfloat16: (2**-8, 2**-24),
-             torch.float64: (2**-53, 2**-53)}
 
 
 def assert_matches_product(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
-    """c equals a @ b within the textbook error bound of a K-term dot product: K * u_acc * (|a| @ |b|),
-    plus the rounding of the output (subnormal outputs included), so any missing or wrong term shows."""
+    """c equals a @ b within gemm's error model (SPEC: one unit in the last place of the output's
+    dtype, plus what a K-term sum in float32 may err; see _error_model.py), so a missing or wrong
+    term shows (tests/test_error_model.py)."""
     assert c.shape == (a.shape[0], b.shape[1]) and c.dtype == a.dtype and c.device == a.device
-    u_out, u_acc = _ROUNDOFF[a.dtype]
-    a64, b64 = a.double().cpu(), b.double().cpu()
-    expected = a64 @ b64
-    subnormal_rounding = torch.finfo(a.dtype).smallest_normal * u_out
-    bound = (2 * u_out + a.shape[1] * u_acc) * (a64.abs() @ b64.abs()) + subnormal_rounding
-    error = (c.double().cpu() - expected).abs()
-    assert bool((error <= bound).all()), f"max error {error.max().item():.3g}, bound there {bound.flatten()[error.argmax()]:.3g}"
+    args = {"a": a, "b": b}
+    expected = testing.reference_in_float64(SPEC, args)
+    testing.assert_matches(SPEC, c, expected, a.dtype, bound=testing.error_bound(SPEC, args, a.dtype))
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -35,7 +29,6 @@ def assert_matches_product(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor) ->
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 @pytest.mark.parametrize("size", SIZES, ids=str)
 def test_forward_within_the_dot_product_error_bound(size, layout, dtype, device):
-    # SPEC's reference check compares with a tolerance on every layout; this is the tight bound.
     m, k, n = size
     a = testing.make_tensor((m, k), dtype, device, layout)
     b = testing.make_tensor((k, n), dtype, device, layout)

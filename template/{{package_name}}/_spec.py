@@ -55,9 +55,18 @@ class OpSpec:
     devices: Sequence[str] = ("cpu", "cuda")
     differentiable: Sequence[str] = ()
     out: str | None = None
-    # (rtol, atol) per dtype against the float64 reference; dtypes left out use the suite's defaults.
+    # (rtol, atol) per dtype against the float64 reference: the output's own rounding; dtypes left
+    # out use the suite's defaults.
     tolerances: dict = field(default_factory=dict)
-    # Multiply atol by this function of the case's shape (a reduction's error grows with its length).
+    # What the op's arithmetic adds to that rounding, per element (see _error_model.py): called as
+    # error_bound(dtype, **args) with the float64 arguments, it returns a float64 tensor per result
+    # (a tuple for several results), e.g. sum_error(a.abs() @ b.abs(), k, dtype) for a @ b.
+    error_bound: Callable[..., Any] | None = None
+    # The same for gradients: grad_error_bound(dtype, grad, **args) with the result's grad and the
+    # arguments in float64 returns {input name: bound of its gradient}; inputs left out get none.
+    grad_error_bound: Callable[..., dict] | None = None
+    # Deprecated, coarse: multiply atol by this function of the case's shape, for every result and
+    # gradient alike. error_bound says what the slack is for, and applies it only there.
     atol_scale: Callable[[tuple], float] | None = None
     # Shapes the reference checks run on (None: the suite's own: empty, scalar, odd, several dims).
     shapes: Sequence[tuple] | None = None

@@ -70,6 +70,23 @@ Tensor forward(const opgen::Tensor& a, const opgen::Tensor& b) {
   return y;
 }
 
+// Writes into out (any strides): directly when it is contiguous, else through a buffer.
+void forward_out(const opgen::Tensor& a, const opgen::Tensor& b, const Tensor& out) {
+  check_inputs(a, b);
+  opgen::check_like(out, "out", a, "a");
+  opgen::check_no_internal_overlap(out, "out");
+  opgen::check_output_memory(out, "out", a, "a");
+  opgen::check_output_memory(out, "out", b, "b");
+  const opgen::DeviceGuard device_guard(a);
+  if (out.is_contiguous()) {
+    run_forward(out, a, b);
+    return;
+  }
+  const Tensor result = opgen::empty(a, opgen::sizes(a));
+  run_forward(result, a, b);
+  opgen::copy_(out, result);
+}
+
 // The gradients the caller needs (needs_*); the others come back empty.
 std::tuple<Tensor, Tensor> backward(const Tensor& grad, const opgen::Tensor& a, const opgen::Tensor& b, bool needs_a, bool needs_b) {
   check_inputs(a, b);
@@ -112,6 +129,7 @@ Tensor naive(const Tensor& a, const Tensor& b) {
 
 OPGEN_LIBRARY_FRAGMENT(examples, m) {
   m.def("vector_add(Tensor a, Tensor b) -> Tensor");
+  m.def("vector_add_out(Tensor a, Tensor b, *, Tensor(a!) out) -> ()");
   m.def("vector_add_backward(Tensor grad, Tensor a, Tensor b, bool needs_a, bool needs_b) -> (Tensor, Tensor)");
   // CUDA only, float32 only, fewer than 2^31 elements: the seed's kernel, kept to benchmark against.
   m.def("vector_add_naive(Tensor a, Tensor b) -> Tensor");
@@ -120,11 +138,13 @@ OPGEN_LIBRARY_FRAGMENT(examples, m) {
 // One host function per op serves both devices: it picks the kernel from the tensors' device.
 OPGEN_LIBRARY_IMPL(examples, CPU, m) {
   m.impl("vector_add", OPGEN_KERNEL(forward));
+  m.impl("vector_add_out", OPGEN_KERNEL(forward_out));
   m.impl("vector_add_backward", OPGEN_KERNEL(backward));
 }
 #ifdef OPGEN_WITH_CUDA
 OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
   m.impl("vector_add", OPGEN_KERNEL(forward));
+  m.impl("vector_add_out", OPGEN_KERNEL(forward_out));
   m.impl("vector_add_backward", OPGEN_KERNEL(backward));
   m.impl("vector_add_naive", OPGEN_KERNEL(naive));
 }

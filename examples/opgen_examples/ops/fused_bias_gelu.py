@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from .._autograd import below_autograd, first_order_only, needs_autograd
+from .._error_model import carried_error, rounding_error, sum_error
 from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_bias_gelu"]
@@ -70,6 +71,16 @@ torch.library.register_autograd("examples::fused_bias_gelu", _backward, setup_co
 first_order_only("examples::fused_bias_gelu_backward")
 
 
+def grad_error_bound(dtype: torch.dtype, grad: Tensor, x: Tensor, bias: Tensor) -> dict[str, Tensor]:
+    """What bias's gradient adds to its rounding (x's is one rounding of float math): it sums dz,
+    each rounded to the dtype, over the rows (torch's sum, in float32); see _error_model.py."""
+    z = (x + bias).requires_grad_()
+    (dz,) = torch.autograd.grad(reference(z, torch.zeros_like(bias)), z, grad)
+    rows = dz.reshape(math.prod(dz.shape[:-1]), dz.shape[-1])  # a 1-D x is one row
+    carried = carried_error(rounding_error(rows, dtype).square().sum(0))
+    return {"bias": carried + sum_error(rows.abs().sum(0), rows.shape[0], dtype)}
+
+
 SPEC = OpSpec(
     name="fused_bias_gelu",
     op=torch.ops.examples.fused_bias_gelu.default,
@@ -77,9 +88,7 @@ SPEC = OpSpec(
     reference=reference,
     args={"x": TensorArg(), "bias": TensorArg(shape=lambda s: s[-1:])},  # bias along the last dim
     differentiable=("x", "bias"),
-    # dbias sums dx, rounded to the dtype, over the leading dims: its error grows like sqrt(rows).
-    # OpSpec has one tolerance for every result and check, so the forward gets the same (capped) slack.
-    atol_scale=lambda shape: min(8.0, math.prod(shape[:-1]) ** 0.5),
+    grad_error_bound=grad_error_bound,
     # At least one dim (bias runs along the last), plus rows a whole number of 16-byte vectors wide
     # (the CUDA vector path) of several widths.
     shapes=[(0,), (1,), (7,), (1031,), (4, 0, 3), (33, 65), (3, 5, 1027), (70001,),

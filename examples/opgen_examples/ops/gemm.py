@@ -3,6 +3,7 @@ import torch
 from torch import Tensor
 
 from .._autograd import below_autograd, needs_autograd
+from .._error_model import rounding_tolerance, sum_error
 from .._spec import OpSpec, TensorArg
 
 __all__ = ["gemm"]
@@ -81,6 +82,17 @@ def _mkn(shape: tuple) -> tuple:
     return (1, 1, shape[0] if shape else 1)
 
 
+def error_bound(dtype: torch.dtype, a: Tensor, b: Tensor) -> Tensor:
+    """What a correct gemm adds to the rounding of its output: a K-term dot product per element,
+    accumulated in float32 (float64 for float64); see _error_model.py."""
+    return sum_error(a.abs() @ b.abs(), a.shape[1], dtype)
+
+
+def grad_error_bound(dtype: torch.dtype, grad: Tensor, a: Tensor, b: Tensor) -> dict[str, Tensor]:
+    """The same for the gradients, gemm(grad, b^T) and gemm(a^T, grad)."""
+    return {"a": error_bound(dtype, grad, b.t()), "b": error_bound(dtype, a.t(), grad)}
+
+
 SPEC = OpSpec(
     name="gemm",
     op=torch.ops.examples.gemm.default,
@@ -88,11 +100,15 @@ SPEC = OpSpec(
     reference=reference,
     args={"a": TensorArg(shape=lambda s: _mkn(s)[:2]), "b": TensorArg(shape=lambda s: _mkn(s)[1:])},
     differentiable=("a", "b"),
-    # A K-term dot product's error grows with K (test_gemm.py checks the textbook bound itself).
-    atol_scale=lambda s: max(1, _mkn(s)[1]),
+    # Each output is its float32 (float64) accumulator rounded once: within one unit in the last
+    # place, plus what the K-term sum may err (error_bound).
+    tolerances={dtype: rounding_tolerance(dtype) for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)},
+    error_bound=error_bound,
+    grad_error_bound=grad_error_bound,
     # (M, K, N): single elements, odd sizes (scalar loads), multiples of 4 with partial tiles (vector
-    # loads with predicated edges), a K of one, a full 128 x 128 tile, and empty operands.
-    shapes=[(1, 1, 1), (17, 33, 65), (129, 1, 257), (130, 68, 132), (128, 128, 128), (200, 520, 36), (0, 5, 3),
-            (4, 0, 3), (3, 5, 0)],
+    # loads with predicated edges), a K of one, a full 128 x 128 tile, a long K (where a missing term,
+    # a dropped tile or 16-bit partial sums must show: examples/tests/test_error_model.py), and empty operands.
+    shapes=[(1, 1, 1), (17, 33, 65), (129, 1, 257), (130, 68, 132), (128, 128, 128), (200, 520, 36),
+            (33, 4096, 65), (0, 5, 3), (4, 0, 3), (3, 5, 0)],
     first_order_only=False,  # its backward is gemm again: differentiable to any order
 )

@@ -7,7 +7,7 @@ from torch import Tensor
 from .._autograd import below_autograd, first_order_only, needs_autograd
 from .._spec import OpSpec, TensorArg
 
-__all__ = ["vector_add"]
+__all__ = ["vector_add", "vector_add_out"]
 
 
 def vector_add(a: Tensor, b: Tensor) -> Tensor:
@@ -20,6 +20,11 @@ def vector_add(a: Tensor, b: Tensor) -> Tensor:
         return torch.ops.examples.vector_add.default(a, b)
     with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
         return torch.ops.examples.vector_add.default(a, b)
+
+
+def vector_add_out(a: Tensor, b: Tensor, *, out: Tensor) -> None:
+    """vector_add(...) written into out (any strides; it must not share memory with an input)."""
+    torch.ops.examples.vector_add_out.default(a, b, out=out)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
@@ -35,6 +40,11 @@ def naive(a: Tensor, b: Tensor) -> Tensor:
 @torch.library.register_fake("examples::vector_add")
 def _(a: Tensor, b: Tensor) -> Tensor:
     return torch.empty_like(a, memory_format=torch.contiguous_format)
+
+
+@torch.library.register_fake("examples::vector_add_out")
+def _(a: Tensor, b: Tensor, *, out: Tensor) -> None:
+    return None
 
 
 @torch.library.register_fake("examples::vector_add_naive")
@@ -64,14 +74,25 @@ first_order_only("examples::vector_add_backward")
 
 
 
-SPEC = OpSpec(
-    name="vector_add",
-    op=torch.ops.examples.vector_add.default,
-    function=vector_add,
-    reference=reference,
-    # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
-    args={"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0))},
-    kind="elementwise",
-    differentiable=("a", "b"),
-    large=True,
-)
+SPECS = [
+    OpSpec(
+        name="vector_add",
+        op=torch.ops.examples.vector_add.default,
+        function=vector_add,
+        reference=reference,
+        # The tensors are drawn from `domain`: narrow it where the math needs (e.g. x > 0 for a log).
+        args={"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0))},
+        kind="elementwise",
+        differentiable=("a", "b"),
+        large=True,
+    ),
+    OpSpec(
+        name="vector_add_out",
+        op=torch.ops.examples.vector_add_out.default,
+        function=vector_add_out,
+        reference=reference,
+        args={"a": TensorArg(domain=(-4.0, 4.0)), "b": TensorArg(domain=(-4.0, 4.0))},
+        kind="elementwise",
+        out="out",
+    ),
+]
