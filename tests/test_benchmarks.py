@@ -20,7 +20,7 @@ from helpers import REPO, add_skeleton_ops
 sys.path.insert(0, str(REPO / "template"))  # the template's benchmarks/ package, as a project gets it
 
 from benchmarks import host, sweep, sweep_report, targets  # noqa: E402
-from benchmarks.harness import Bench  # noqa: E402
+from benchmarks.harness import Bench, round_noise  # noqa: E402
 from benchmarks.sweep import Point  # noqa: E402
 from benchmarks.targets import Target  # noqa: E402
 
@@ -171,9 +171,25 @@ def test_rounds_take_turns_and_keep_each_callables_fastest_round():
     bench = Bench(timer=timer, point=Point("float32", 64), rounds=3)
     rows = {r.impl: r for r in bench.compare("op", "n=64", ours=ours, eager=eager, compile_eager=False)}
     assert order == ["ours", "eager"] * 3  # turns, not one callable's rounds back to back
-    assert rows["ours"].ms == 1.0 and rows["ours"].spread == pytest.approx(0.5)
-    assert rows["eager"].ms == 2.0 and rows["eager"].spread == pytest.approx(0.1)
+    assert rows["ours"].ms == 1.0 and rows["ours"].rounds_ms == [1.5, 1.0, 1.2]
+    assert rows["eager"].ms == 2.0 and rows["eager"].rounds_ms == [2.0, 2.0, 2.2]
     assert rows["ours"].speedup_vs_eager == 2.0
+
+
+def test_the_noise_comes_from_the_rounds_kept_not_from_a_disturbed_one():
+    assert round_noise([1.0, 1.01, 5.0]) == pytest.approx(0.01)  # the slowest of three may be disturbed
+    assert round_noise([1.3, 1.0, 1.2, 9.0, 1.1]) == pytest.approx(0.3)
+    assert round_noise([1.0, 1.5]) == pytest.approx(0.5)  # of two, neither can be told disturbed
+    assert round_noise([1.0]) is None and round_noise(None) is None  # one round tells no noise
+    ours_rounds, copy_rounds = iter([1.0, 1.01, 5.0]), iter([0.5, 0.52, 0.51])
+
+    def timer(fn):
+        return next(copy_rounds if getattr(fn, "fake_ms", None) is None else ours_rounds)
+
+    bench = Bench(timer=timer, point=Point("float32", 64), rounds=3, device="cpu")
+    ours, copy = bench.compare("op", "n=64", bytes_moved=128, ours=timed(1.0))
+    assert ours.rounds_ms == [1.0, 1.01, 5.0] and round_noise(ours.rounds_ms) == pytest.approx(0.01)
+    assert copy.impl == "copy" and copy.rounds_ms == [0.5, 0.52, 0.51] and copy.ms == 0.5  # the roof's rounds too
 
 
 def test_a_variant_failing_in_a_later_round_is_dropped_from_the_point():
@@ -199,7 +215,7 @@ def test_a_variant_failing_in_a_later_round_is_dropped_from_the_point():
 
 
 def fake_module(name: str, ours_ms: float, slow_series_ms: float | None = None) -> types.ModuleType:
-    """A bench module measured on CPU tensors: its eager takes 1 ms, ours `ours_ms`."""
+    """A bench module measured on CPU tensors: its eager takes 1 ms, its compile 1.2 ms, ours `ours_ms`."""
     module = types.ModuleType(f"bench_{name}")
     module.SIZE_LABEL = "elements"
     module.SWEEP = [*sweep.line("float32", [16, 64, 256], key=[256]),
@@ -213,7 +229,8 @@ def fake_module(name: str, ours_ms: float, slow_series_ms: float | None = None) 
         x = sweep.tensor(size, misaligned=misaligned)
         slow = misaligned and slow_series_ms is not None
         bench.compare(name, f"n={size}{' misaligned' if misaligned else ''}", bytes_moved=2 * x.nbytes,
-                      ours=timed(slow_series_ms if slow else ours_ms), eager=timed(1.0), compile_eager=False)
+                      ours=timed(slow_series_ms if slow else ours_ms), eager=timed(1.0), compile_eager=False,
+                      compile=timed(1.2))  # a stand-in: torch.compile on CPU tensors takes seconds
 
     module.measure = measure
     module.host_calls = lambda numel: {"ours": timed(3.0), "raw": timed(2.0), "native": timed(1.0)}
@@ -229,7 +246,7 @@ FAKE_META = {"device": "Fake GPU", "torch": "2.x", "timer": "fake", "warmup_ms":
 
 
 def run_fake(name, out, ours_ms=0.5, slow_series_ms=None, quick=False) -> dict:
-    bench = Bench(timer=FakeTimer(ms=0.6), device="cpu")
+    bench = Bench(timer=FakeTimer(ms=0.6), device="cpu", rounds=3)
     return sweep.run(name, fake_module(name, ours_ms, slow_series_ms), quick=quick, bench=bench, meta=FAKE_META,
                      host_timer=host_timer, out_dir=out)
 
@@ -268,7 +285,7 @@ def test_an_interrupted_sweep_keeps_the_points_it_measured(tmp_path, on_cpu):
     with pytest.raises(SystemExit):
         sweep.run("op_a", module, bench=Bench(timer=FakeTimer(), device="cpu"), out_dir=tmp_path, meta=FAKE_META)
     (chunk,) = sweep.load_chunks(tmp_path)
-    assert not chunk["complete"] and chunk["points"]["measured"] == 2 and len(chunk["rows"]) == 2 * 3
+    assert not chunk["complete"] and chunk["points"]["measured"] == 2 and len(chunk["rows"]) == 2 * 4
     assert not list(tmp_path.glob("*.partial"))
     assert "**Interrupted** before the end (no host overhead measured): op_a (2 of 4 points)." in (
         sweep_report.markdown([chunk], {}))
@@ -313,29 +330,96 @@ def test_target_metrics_against_another_impl_and_points_nobody_measured():
     elsewhere = Target("a series not swept", "vs:eager", 1.0, {"series": ["bfloat16", "float16"]}).as_dict()
     assert targets.evaluate(at_1024, chunk)["status"] == "met"
     assert targets.evaluate(everywhere, chunk) | {"target": None} == {
-        "op": "s", "target": None, "value": 0.5, "case": "64", "points": 2, "status": "missed", "noise": 0.0}
+        "op": "s", "target": None, "value": 0.5, "case": "64", "points": 2, "status": "missed",
+        "timed_status": "missed", "noise": 0.0, "missing": {}, "missing_why": {}, "noise_unknown": 2}
     assert targets.evaluate(elsewhere, chunk)["status"] == "not measured"
     assert targets.evaluate(Target("host", "host", 0.5).as_dict(), chunk)["status"] == "not measured"
     with pytest.raises(ValueError, match="unknown target metric 'fastest'"):
         Target("x", "fastest", 1.0)
 
 
-def test_a_point_short_by_less_than_its_timing_noise_is_a_tie_not_met():
-    def chunk(spread):
-        rows = [{"op": "s", "case": c, "impl": i, "ms": ms, "series": "f", "size": size, "spread": sp}
-                for c, size, i, ms, sp in [("big", 1024, "ours", 1.0, 0.01), ("big", 1024, "eager", 1.2, 0.01),
-                                           ("small", 8, "ours", 1.05, spread), ("small", 8, "eager", 1.0, 0.02),
-                                           ("small", 8, "compile", 1.2, 0.5)]]
-        return {"op": "s", "rows": rows, "host": []}
+def point_rows(case: str, size: int = 8, series: str = "f", **rounds: list[float]) -> list[dict]:
+    """A point's rows as a chunk holds them: impl -> its rounds' ms; the fastest is the row's ms."""
+    return [{"op": "s", "case": case, "impl": impl, "ms": min(ms), "series": series, "size": size, "rounds_ms": ms}
+            for impl, ms in rounds.items()]
 
-    target = targets.beats_eager_and_compile().as_dict()
-    tie = targets.evaluate(target, chunk(spread=0.08))  # 5% short, rounds of ours 8% apart
-    assert tie["status"] == "within noise" and tie["case"] == "small" and tie["noise"] == pytest.approx(0.08)
-    assert tie["value"] == pytest.approx(1 / 1.05)
-    # compile's wide spread does not count: eager is the faster baseline, the one compared
-    assert targets.evaluate(target, chunk(spread=0.03))["status"] == "missed"
-    text = sweep_report.targets_table([tie], [{"op": "s"}])
-    assert "| 0.95x (small), 2 points | tie within timing noise (rounds there differ by 8.0%) |" in text[-1]
+
+def vs_best(*points: list[dict], notes=()) -> dict:
+    """The chunk of `points` checked against "at every point: ours >= the best of eager and compile"."""
+    chunk = {"op": "s", "rows": [row for rows in points for row in rows], "host": [], "notes": list(notes)}
+    return targets.evaluate(targets.beats_eager_and_compile().as_dict(), chunk)
+
+
+OURS_1PCT = [1.0, 1.01, 1.5]  # ours: 1% between the rounds kept, the third one disturbed
+
+
+def test_a_point_short_by_less_than_its_kept_rounds_noise_is_a_tie_and_by_more_is_missed():
+    clear = point_rows("big", 1024, ours=[1.0] * 3, eager=[1.2] * 3, compile=[1.3] * 3)
+    tie = vs_best(clear, point_rows("small", ours=OURS_1PCT, eager=[0.995] * 3, compile=[2.0] * 3))
+    assert tie["status"] == "within noise" and tie["case"] == "small" and tie["points"] == 2
+    assert tie["value"] == pytest.approx(0.995) and tie["noise"] == pytest.approx(0.01)
+    text = sweep_report.targets_table([tie], [{"op": "s"}])[-1]
+    assert "| 0.99x (small), 2 points | tie within timing noise (1.0% there) |" in text
+    # 3% short: the disturbed round's 50% would have called it a tie; the rounds kept do not
+    missed = vs_best(clear, point_rows("small", ours=OURS_1PCT, eager=[0.97] * 3, compile=[2.0] * 3))
+    assert missed["status"] == "missed" and missed["value"] == pytest.approx(0.97)
+
+
+def test_a_point_over_by_less_than_its_noise_is_a_tie_not_met_and_clearly_over_is_met():
+    over = vs_best(point_rows("small", ours=OURS_1PCT, eager=[1.005] * 3, compile=[1.1] * 3))
+    assert over["status"] == "within noise" and over["value"] == pytest.approx(1.005)
+    assert vs_best(point_rows("small", ours=OURS_1PCT, eager=[1.05] * 3, compile=[1.1] * 3))["status"] == "met"
+    # compile's noise does not count where eager is the faster baseline, the one compared
+    noisy_compile = point_rows("small", ours=[1.0] * 3, eager=[1.005] * 3, compile=[1.1, 1.3, 1.3])
+    assert vs_best(noisy_compile)["status"] == "met"
+    # the worst status decides, not the lowest value: a tie at 1.005 outweighs a clear 1.002
+    steady = point_rows("steady", ours=[1.0] * 3, eager=[1.002] * 3, compile=[1.1] * 3)
+    mixed = vs_best(steady, point_rows("noisy", 16, ours=OURS_1PCT, eager=[1.005] * 3, compile=[1.1] * 3))
+    assert mixed["status"] == "within noise" and mixed["case"] == "noisy"
+
+
+def test_a_baseline_not_timed_makes_the_target_incomplete_not_met():
+    full = point_rows("a", 16, ours=[1.0] * 3, eager=[1.5] * 3, compile=[1.4] * 3)
+    eager_only = point_rows("b", 32, ours=[1.0] * 3, eager=[1.5] * 3)
+    neither = point_rows("c", 64, ours=[1.0] * 3)
+    note = "s | b: compile failed: BackendCompilerFailed: no compiler"
+    result = vs_best(full, eager_only, neither, point_rows("d", 128, ours=[1.0] * 3, eager=[1.5] * 3), notes=[note])
+    assert result["status"] == "incomplete" and result["timed_status"] == "met" and result["points"] == 4
+    assert result["missing"] == {"compile": 3, "eager": 1}
+    assert result["missing_why"] == {"compile": ["BackendCompilerFailed: no compiler"]}
+    text = sweep_report.targets_table([result], [{"op": "s"}])[-1]
+    assert "| **incomplete**: compile not timed at 3 of 4 points (1 failed: BackendCompilerFailed: no compiler), " \
+           "eager not timed at 1 of 4 points; met where timed |" in text
+    # eager alone can only flatter ours: a miss where compile is missing still stands, and says what is missing
+    slow = vs_best(full, point_rows("b", 32, ours=[1.0] * 3, eager=[0.5] * 3))
+    assert slow["status"] == "missed" and slow["missing"] == {"compile": 1}
+    assert "| **missed**; compile not timed at 1 of 2 points |" in sweep_report.targets_table([slow], [{"op": "s"}])[-1]
+
+
+def test_a_compared_row_missing_at_a_point_is_counted_for_every_metric():
+    rows = point_rows("a", 16, ours=[1.0] * 3, eager=[2.0] * 3) + point_rows("b", 32, ours=[1.0] * 3)
+    rows[0].update(roof="eager", roofline=2.0)  # ours at point a: its roof is the eager row; point b names none
+    chunk = {"op": "s", "rows": rows, "host": [], "notes": []}
+    against_eager = targets.evaluate(Target("x", "vs:eager", 1.0).as_dict(), chunk)
+    assert against_eager["status"] == "incomplete" and against_eager["missing"] == {"eager": 1}
+    assert against_eager["points"] == 2 and against_eager["value"] == 2.0
+    roof = targets.evaluate(Target("y", "roof", 0.9).as_dict(), chunk)
+    assert roof["status"] == "incomplete" and roof["missing"] == {"roof": 1}  # point b names no roof
+
+
+def test_an_old_chunks_row_without_per_round_times_gets_no_tie_allowance():
+    old = [{"op": "s", "case": "small", "impl": impl, "ms": ms, "series": "f", "size": 8, "spread": 0.5}
+           for impl, ms in [("ours", 1.0), ("eager", 0.995), ("compile", 2.0)]]  # 0.5% short, all-rounds spread 50%
+    result = vs_best(old)
+    assert result["status"] == "missed" and result["noise"] == 0.0 and result["noise_unknown"] == 1
+    assert vs_best([dict(r, ms=r["ms"] * 1.01) if r["impl"] == "eager" else r for r in old])["status"] == "met"
+    text = sweep_report.targets_table([result], [{"op": "s"}])[-1]
+    assert text.endswith("| **missed** (timing noise unknown: no tie allowance) |")
+    chunk = {"op": "s", "rows": old, "meta": {"rounds": 3}}
+    assert "have unknown timing noise, counted as 0" in sweep_report._rounds_text({"s": chunk["meta"]}, [chunk])
+    # a row with one round tells no noise either
+    one_round = vs_best(point_rows("small", ours=[1.0], eager=[0.995], compile=[2.0]))
+    assert one_round["status"] == "missed" and one_round["noise_unknown"] == 1
 
 
 @pytest.mark.skipif(not has_matplotlib(), reason="matplotlib is not installed")

@@ -9,6 +9,14 @@ every timed run), or the same done here where triton is missing.
 Rates count the fewest bytes an op must move (inputs read once, outputs written once) or its useful
 floating-point operations; they are set against a measured device-to-device copy (bytes read +
 written) or a measured cuBLAS matmul, or, in the sweep, against a roof timed at the same point.
+
+Rounds and timing noise (the sweep's `--rounds`): the callables of a point take turns, each timed
+once a round, and each keeps its fastest round. A row keeps every round (`rounds_ms`), and its noise
+is `round_noise(rounds_ms)`: how far the rounds it keeps as undisturbed sit above the fastest. With
+three or more rounds the slowest is left out, as it may be one the host disturbed (a compile
+finishing, another process); with two, neither can be told disturbed, so both count. The noise is
+then the slowest remaining round over the fastest, minus 1 (with three rounds: the median round's).
+One round tells no noise. benchmarks/targets.py calls a target within noise by it.
 """
 
 from __future__ import annotations
@@ -25,6 +33,16 @@ import torch
 FLUSH_BYTES = 256 << 20  # what do_bench zeroes between runs: several times the 50 MB L2 of an H100
 
 
+def round_noise(rounds_ms: list[float] | None) -> float | None:
+    """The timing noise of one callable at one point, from its rounds (the rule: this module's
+    docstring); None where fewer than two rounds were kept."""
+    if not rounds_ms or len(rounds_ms) < 2:
+        return None
+    ordered = sorted(rounds_ms)
+    undisturbed = ordered[:-1] if len(ordered) >= 3 else ordered
+    return undisturbed[-1] / undisturbed[0] - 1
+
+
 @dataclass
 class Row:
     op: str
@@ -38,7 +56,7 @@ class Row:
     series: str | None = None  # sweep: the line of the op's chart the point is on, e.g. "float32 misaligned"
     size: float | None = None  # sweep: where on it (elements, row length, M*N*K, tokens)
     roof: str | None = None  # sweep: the impl whose rate is this point's roof
-    spread: float | None = None  # rounds > 1: the slowest round's median over the fastest's, minus 1
+    rounds_ms: list[float] | None = None  # each round's ms, in the order timed; `ms` is the fastest
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -167,8 +185,7 @@ class Bench:
     `timer` times one callable (default: time_ms with `warmup` and `reps`); the sweep passes
     flushed_ms and sets `point` while it measures one of its points, which stamps the rows.
     With `rounds` > 1 the callables of a point take turns, each timed once a round, and each keeps
-    its fastest round: a round that the host disturbed (a compile finishing, another process) is
-    dropped, and the rounds' spread says how far the timings of one callable move.
+    its fastest round; its row keeps all of them, for its timing noise (round_noise).
     """
 
     warmup: int = 5
@@ -182,7 +199,7 @@ class Bench:
     rounds: int = 1
     _copy_gbps: float | None = None
     _matmul_tflops: dict = field(default_factory=dict)
-    _copy_ms: dict = field(default_factory=dict)  # bytes copied -> ms, the sweep's copy roof
+    _copy_ms: dict = field(default_factory=dict)  # bytes copied -> each round's ms, the sweep's copy roof
 
     @property
     def copy_gbps(self) -> float:
@@ -198,14 +215,14 @@ class Bench:
     def time(self, fn: Callable[[], object]) -> float:
         return self.timer(fn) if self.timer is not None else time_ms(fn, self.warmup, self.reps)
 
-    def copy_ms(self, nbytes: int) -> float:
-        """One device-to-device copy of nbytes, timed once per size (it is the same for every op),
-        its fastest of `rounds` timings."""
+    def copy_rounds_ms(self, nbytes: int) -> list[float]:
+        """One device-to-device copy of nbytes, timed `rounds` times once per size (it is the same
+        for every op)."""
         nbytes = max(1, int(nbytes))
         if nbytes not in self._copy_ms:
             src = torch.empty(nbytes, dtype=torch.uint8, device=self.device)
             dst = torch.empty_like(src)
-            self._copy_ms[nbytes] = min(self.time(lambda: dst.copy_(src)) for _ in range(self.rounds))
+            self._copy_ms[nbytes] = [self.time(lambda: dst.copy_(src)) for _ in range(self.rounds)]
         return self._copy_ms[nbytes]
 
     def compare(
@@ -257,9 +274,9 @@ class Bench:
                         raise
                     del rounds[name]
                     self._note(f"{op} | {case}: {name} failed: {type(error).__name__}: {str(error).splitlines()[0]}")
+        if roof == "copy" and "copy" not in rounds:
+            rounds["copy"] = self.copy_rounds_ms(bytes_moved // 2)
         times = {name: min(ms) for name, ms in rounds.items()}
-        if roof == "copy" and "copy" not in times:
-            times["copy"] = self.copy_ms(bytes_moved // 2)
         rows = []
         for name, ms in times.items():
             row = Row(op, case, name, ms)
@@ -278,8 +295,7 @@ class Bench:
                 row.speedup_vs_eager = times["eager"] / ms
             if sweeping:
                 row.series, row.size = self.point.series, self.point.size
-            if len(rounds.get(name, ())) > 1:
-                row.spread = max(rounds[name]) / min(rounds[name]) - 1
+            row.rounds_ms = list(rounds[name])
             rows.append(row)
         self.rows += rows
         summary = ", ".join(f"{r.impl} {r.ms:.4f} ms" for r in rows)

@@ -12,9 +12,7 @@ from pathlib import Path
 
 from . import host
 from .sweep import load_chunks
-from .targets import best_baseline_ms, by_case, evaluate_all
-
-BASELINES = ("eager", "compile")
+from .targets import BASELINES, best_baseline_ms, by_case, evaluate_all
 
 
 def _rate(row: dict) -> float | None:
@@ -81,29 +79,79 @@ def _measured(result: dict) -> str:
     return f"{shown} ({result['case']})" + (f", {result['points']} points" if result["points"] > 1 else "")
 
 
-def _rounds_text(metas: dict) -> str:
+def _rounds_text(metas: dict, chunks: list[dict]) -> str:
     rounds = sorted({m.get("rounds", 1) for m in metas.values()})
     if rounds == [1]:
-        return "Each callable timed once per point."
-    return (
-        f"The callables of a point take turns, {' or '.join(map(str, rounds))} rounds, and each keeps its fastest "
-        "round (one the host disturbed is dropped); a target missed at a point by less than the spread between "
-        "the rounds of the two timings compared there is reported as a tie within timing noise, not as met."
-    )
+        text = "Each callable timed once per point: no timing noise, so no target is within noise."
+    else:
+        text = (
+            f"The callables of a point take turns, {' or '.join(map(str, rounds))} rounds, and each keeps its fastest "
+            "round. Its timing noise comes from the rounds it keeps: with three or more the slowest is left out (the "
+            "host may have disturbed it), and the noise is the slowest of the rest over the fastest, minus 1."
+        )
+    if any(row.get("rounds_ms") is None for chunk in chunks for row in chunk["rows"]):
+        text += (
+            " Rows without per-round times (written before rows kept them) have unknown timing noise, counted as "
+            "0: no tie allowance at their points, so there met means at or over the target and missed under it."
+        )
+    return text
+
+
+STATUS_LEGEND = (
+    "Each point a target selects is judged with its timing noise n (the larger of the two rows compared there): "
+    "**met** if it clears the target by the noise (value >= target x (1 + n)), **missed** if it falls short by "
+    "more than the noise (value x (1 + n) < target), a **tie within timing noise** in between. A target is "
+    "missed if any point is, within noise if any point is a tie, else met; the value shown is the lowest among "
+    "the points of that status. **incomplete**: a row it compares against (eager, torch.compile, the roof, the "
+    "named callable) was not timed at some points, and no timed point misses; **not measured**: no point "
+    "selected. Host-time targets have no noise: met or missed."
+)
+
+
+def _at_points(count: int, total: int) -> str:
+    return f"at {count} of {total} point{'s' if total > 1 else ''}"
+
+
+def _missing_text(result: dict) -> str:
+    """Which compared rows were not timed at how many of the points, and why where a note says."""
+    parts = []
+    for name, count in result["missing"].items():
+        why = result["missing_why"].get(name, [])
+        reasons = "; ".join(f"{why.count(r)} failed: {r}" for r in dict.fromkeys(why))
+        parts.append(f"{name} not timed {_at_points(count, result['points'])}" + (f" ({reasons})" if reasons else ""))
+    return ", ".join(parts)
+
+
+def _noise_text(result: dict) -> str:
+    unknown, points = result["noise_unknown"], result["points"]
+    if not unknown:
+        return ""
+    where = "" if unknown == points else f" {_at_points(unknown, points)}"
+    return f" (timing noise unknown{where}: no tie allowance)"
+
+
+def _status_text(result: dict) -> str:
+    status, target = result["status"], result["target"]
+    if status == "missed":
+        text = "**missed**" + (f": {target['limit']}" if target.get("limit") else "")
+        text += f"; {_missing_text(result)}" if result["missing"] else ""
+    elif status == "within noise":
+        text = f"tie within timing noise ({_pct(result['noise'])} there)"
+    elif status == "incomplete":
+        timed = result["timed_status"]
+        text = f"**incomplete**: {_missing_text(result)}" + (f"; {timed} where timed" if timed else "")
+    else:
+        text = status
+    return text + _noise_text(result)
 
 
 def targets_table(results: list[dict], chunks: list[dict]) -> list[str]:
     native = {c["op"]: c.get("host_native") for c in chunks}
     lines = ["| op | target | required | measured (worst point) | status |", "|---|---|---|---|---|"]
     for r in results:
-        status = r["status"]
-        if status == "missed":
-            status = "**missed**" + (f": {r['target']['limit']}" if r["target"].get("limit") else "")
-        elif status == "within noise":
-            status = f"tie within timing noise (rounds there differ by {_pct(r['noise'])})"
         lines.append(
             f"| {r['op']} | {r['target']['name']} | {_requirement(r['target'], native[r['op']])} "
-            f"| {_measured(r)} | {status} |"
+            f"| {_measured(r)} | {_status_text(r)} |"
         )
     return lines
 
@@ -171,7 +219,7 @@ def markdown(chunks: list[dict], charts: dict[str, str]) -> str:
         "",
         f"torch {', '.join(sorted({m['torch'] for m in metas.values()}))}. Timer: {'; '.join(timers)}: the median of "
         "runs timed one by one with CUDA events, **L2 flushed before every timed run** (a 256 MB buffer zeroed), "
-        "so small inputs are read from memory as in a real model, not from L2. " + _rounds_text(metas),
+        "so small inputs are read from memory as in a real model, not from L2. " + _rounds_text(metas, chunks),
         "",
         "Roofs, timed the same way at each point: for memory-bound ops a device-to-device copy of the same bytes "
         "(read + written), otherwise the row the op names (cuBLAS at the same shape, a dense-GEMM bound). "
@@ -186,7 +234,7 @@ def markdown(chunks: list[dict], charts: dict[str, str]) -> str:
     if interrupted:
         lines += ["", f"**Interrupted** before the end (no host overhead measured): {', '.join(interrupted)}."]
     results = evaluate_all(chunks)
-    lines += ["", "## Targets", "", *targets_table(results, chunks)] if results else []
+    lines += ["", "## Targets", "", STATUS_LEGEND, "", *targets_table(results, chunks)] if results else []
     lines += [
         "",
         "## Worst point per op",

@@ -2,25 +2,40 @@
 the sweep's rows by evaluate(). They travel in each op's JSON chunk, so a report rebuilt from the
 chunks alone (no GPU, no built ops) still checks them.
 
-A target's metric, taken at every point it selects (its worst point decides):
+A target's metric, taken at every point it selects:
     "vs_best"     ours against the faster of eager and torch.compile: best ms / our ms
     "vs:<impl>"   ours against another timed callable of the point: its ms / our ms
     "roof"        our rate over the point's roof (the copy of the same bytes, cuBLAS, a bound row)
     "host"        per-call host time at one element: the native op's / ours (benchmarks/host.py)
 
-A point that falls short by less than its timing noise (timed in rounds: the larger spread between
-the rounds of the two callables compared) cannot be told from a tie: where every point that falls
-short does so within its noise, the target's status is "within noise", reported with the worst
-point and that noise, not "met".
+Each point is judged against the target with its timing noise n: the larger noise of the two rows
+compared there (benchmarks/harness.py, round_noise: from the rounds each row keeps). A band as wide
+as the noise on either side of the target is a tie:
+    met           value >= at_least * (1 + n): clear of the target by the noise
+    missed        value * (1 + n) < at_least: short of it by more than the noise
+    within noise  in between: the timings cannot tell it from the target
+A target takes the worst status of its points (missed, then within noise, then met) and reports the
+lowest value among the points with that status, and the noise there. A row without per-round times
+(a chunk written before rows kept them, or one round) has unknown noise, counted as 0: no tie
+allowance; `noise_unknown` counts those points. "host" targets have no noise: met or missed.
+
+A point where a row the metric needs is missing (vs_best: eager or torch.compile failed or was not
+timed; vs:<impl> and roof: that row) is counted in `missing`, by row, with the reasons the chunk's
+notes give. vs_best then takes the baseline that was timed, which can only flatter ours: a miss
+stands, but no target with missing rows is met or within noise: its status is "incomplete".
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from . import host
+from .harness import round_noise
 
 METRICS = ("vs_best", "roof", "host")
+BASELINES = ("eager", "compile")
+STATUSES = ("met", "within noise", "missed")  # a point's, from best to worst
 
 
 @dataclass
@@ -86,7 +101,7 @@ def by_case(rows: list[dict]) -> dict[str, dict[str, dict]]:
 
 def best_baseline(impls: dict[str, dict]) -> dict | None:
     """The faster of the eager and torch.compile rows at one point, or None where neither ran."""
-    baselines = [impls[name] for name in ("eager", "compile") if name in impls]
+    baselines = [impls[name] for name in BASELINES if name in impls]
     return min(baselines, key=lambda row: row["ms"]) if baselines else None
 
 
@@ -115,15 +130,87 @@ def point_value(metric: str, impls: dict[str, dict]) -> float | None:
     return None if other is None else other["ms"] / ours["ms"]
 
 
-def point_noise(metric: str, impls: dict[str, dict]) -> float:
-    """How far the rounds of the two timings compared at a point moved (0 when timed once)."""
+def missing_rows(metric: str, impls: dict[str, dict]) -> list[str]:
+    """The rows the metric needs at one point that are not there: both baselines for vs_best."""
+    ours = impls["ours"]
+    if metric == "vs_best":
+        return [name for name in BASELINES if name not in impls]
+    if metric == "roof":
+        return [] if ours.get("roofline") is not None else [ours.get("roof") or "roof"]
+    return [] if metric[3:] in impls else [metric[3:]]
+
+
+def point_noise(metric: str, impls: dict[str, dict]) -> tuple[float, bool]:
+    """The larger timing noise of the two rows compared at a point, and whether both rows tell theirs
+    (one that does not counts 0: no tie allowance)."""
     rows = [impls.get("ours"), _compared(metric, impls)]
-    return max((row.get("spread") or 0.0) for row in rows if row is not None)
+    noises = [round_noise(row.get("rounds_ms")) if row is not None else None for row in rows]
+    return max((n for n in noises if n is not None), default=0.0), None not in noises
+
+
+def judge(value: float, at_least: float, noise: float) -> str:
+    """One point's status: clear of the target by its noise, short of it by more, or a tie."""
+    if value >= at_least * (1 + noise):
+        return "met"
+    if value * (1 + noise) < at_least:
+        return "missed"
+    return "within noise"
+
+
+def _failure(notes: list[str], op: str, case: str, impl: str) -> str | None:
+    """Why impl has no row at this point, where a note of the harness says it failed."""
+    prefix = f"{op} | {case}: {impl} failed: "
+    return next((note[len(prefix) :] for note in notes if note.startswith(prefix)), None)
+
+
+class Judged(NamedTuple):
+    status: str  # one of STATUSES
+    value: float
+    case: str
+    noise: float | None
+
+
+def _host_point(chunk: dict, target: dict, result: dict) -> list[Judged]:
+    """The one host point, if both host times were measured: no rounds, so no noise."""
+    rows = chunk.get("host", [])
+    ours, native = host.lookup(rows, "ours"), host.lookup(rows, "native")
+    if not (ours and native):
+        return []
+    result["points"] = 1
+    case = f"ours {ours:.1f} us, {chunk.get('host_native')} {native:.1f} us"
+    return [Judged(judge(native / ours, target["at_least"], 0.0), native / ours, case, None)]
+
+
+def _judged_points(chunk: dict, target: dict, result: dict) -> list[Judged]:
+    """Every point the target selects that has a value, judged; counts into result the points
+    selected, the rows missing at them (and why) and the points whose noise is unknown."""
+    metric, judged = target["metric"], []
+    for case, impls in by_case(chunk["rows"]).items():
+        ours = impls.get("ours")
+        if ours is None or not _matches(ours, target.get("where") or {}, target.get("min_size")):
+            continue
+        result["points"] += 1
+        for name in missing_rows(metric, impls):
+            result["missing"][name] = result["missing"].get(name, 0) + 1
+            why = _failure(chunk.get("notes", []), chunk["op"], case, name)
+            if why is not None:
+                result["missing_why"].setdefault(name, []).append(why)
+        value = point_value(metric, impls)
+        if value is None:
+            continue
+        noise, known = point_noise(metric, impls)
+        result["noise_unknown"] += not known
+        judged.append(Judged(judge(value, target["at_least"], noise), value, case, noise))
+    return judged
 
 
 def evaluate(target: dict, chunk: dict) -> dict:
-    """{"op", "target", "value", "case", "points", "noise", "status" ("met", "within noise", "missed" or
-    "not measured")}: the target's worst value over the points it selects, where, and the timing noise there."""
+    """The target checked against one op's chunk (the module's docstring says how): {"op", "target",
+    "status" ("met", "within noise", "missed", "incomplete" or "not measured"), "timed_status" (what
+    the points with a value give), "value", "case" and "noise" (the lowest value among the points of
+    that status, and where), "points" (selected), "missing" (rows missing at them: {"compile": 3}),
+    "missing_why" (the notes' reasons: {"compile": [...]}), "noise_unknown" (points without
+    per-round times)}."""
     result = {
         "op": chunk["op"],
         "target": target,
@@ -131,33 +218,20 @@ def evaluate(target: dict, chunk: dict) -> dict:
         "case": None,
         "points": 0,
         "status": "not measured",
+        "timed_status": None,
         "noise": None,
+        "missing": {},
+        "missing_why": {},
+        "noise_unknown": 0,
     }
-    beyond_noise = 0  # points short of the target by more than their timing noise
-    if target["metric"] == "host":
-        ours, native = host.lookup(chunk.get("host", []), "ours"), host.lookup(chunk.get("host", []), "native")
-        if ours and native:
-            result.update(
-                value=native / ours, case=f"ours {ours:.1f} us, {chunk.get('host_native')} {native:.1f} us", points=1
-            )
-    else:
-        for case, impls in by_case(chunk["rows"]).items():
-            ours = impls.get("ours")
-            if ours is None or not _matches(ours, target.get("where") or {}, target.get("min_size")):
-                continue
-            value = point_value(target["metric"], impls)
-            if value is None:
-                continue
-            noise = point_noise(target["metric"], impls)
-            result["points"] += 1
-            beyond_noise += value * (1 + noise) < target["at_least"]
-            if result["value"] is None or value < result["value"]:
-                result.update(value=value, case=case, noise=noise)
-    if result["value"] is not None:
-        if result["value"] >= target["at_least"]:
-            result["status"] = "met"
-        else:
-            result["status"] = "within noise" if target["metric"] != "host" and not beyond_noise else "missed"
+    judge_points = _host_point if target["metric"] == "host" else _judged_points
+    judged = judge_points(chunk, target, result)
+    if judged:
+        status = max((point.status for point in judged), key=STATUSES.index)
+        shown = min((point for point in judged if point.status == status), key=lambda point: point.value)
+        result.update(status=status, timed_status=status, value=shown.value, case=shown.case, noise=shown.noise)
+    if result["missing"] and result["status"] != "missed":
+        result["status"] = "incomplete"  # a point not timed may fall short: only a miss stands
     return result
 
 
