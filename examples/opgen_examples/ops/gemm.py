@@ -4,7 +4,7 @@ from torch import Tensor
 
 from .._autograd import below_autograd, needs_autograd
 from .._error_model import rounding_tolerance, sum_error
-from .._spec import OpSpec, TensorArg
+from .._spec import FLOATING, OpSpec, TensorArg
 
 __all__ = ["gemm"]
 
@@ -102,7 +102,7 @@ SPEC = OpSpec(
     differentiable=("a", "b"),
     # Each output is its float32 (float64) accumulator rounded once: within one unit in the last
     # place, plus what the K-term sum may err (error_bound).
-    tolerances={dtype: rounding_tolerance(dtype) for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64)},
+    tolerances={dtype: rounding_tolerance(dtype) for dtype in FLOATING},
     error_bound=error_bound,
     grad_error_bound=grad_error_bound,
     # (M, K, N): single elements, odd sizes (scalar loads), multiples of 4 with partial tiles (vector
