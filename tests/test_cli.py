@@ -1,4 +1,7 @@
 """opgen new / list / remove on a generated project (no compilation here)."""
+import subprocess
+import sys
+
 import pytest
 
 from helpers import opgen, snapshot
@@ -230,10 +233,12 @@ def test_schema_writes_every_argument_through(project):
 
 
 def test_schema_with_an_output_writes_into_it(project):
-    opgen(project, "new", "add_into", "--schema", "(Tensor a, Tensor b, Tensor(a!) out) -> ()")
+    hint = opgen(project, "new", "add_into", "--schema", "(Tensor a, Tensor b, Tensor(a!) out) -> ()").stdout
     cpp = (project / "csrc/add_into/add_into.cpp").read_text()
     assert "void forward_out(const opgen::Tensor& a, const opgen::Tensor& b, const opgen::Tensor& out)" in cpp
     assert "_backward" not in cpp  # a function writing in place has no autograd
+    header = (project / "csrc/add_into/add_into.h").read_text()
+    assert "struct Backward" not in header and "(Forward)" in hint  # the hint asks only for what is there
     wrapper = (project / "my_ops/ops/add_into.py").read_text()
     assert "def add_into(a: Tensor, b: Tensor, out: Tensor) -> None:" in wrapper and 'out="out"' in wrapper
 
@@ -310,3 +315,14 @@ def test_each_op_gets_a_doc_card_that_the_benchmarks_fill_in(project):
     assert "| fma3 | n=2^28 float32 | ours | 1.2500 | 2577 |" in text and "Not measured yet" not in text
     assert "other" not in text and text.rstrip().endswith("")
     assert text.count("<!-- opgen:benchmarks -->") == 1 and text.count("<!-- /opgen:benchmarks -->") == 1
+
+
+def test_hygiene_check_names_placeholder_notes_left_once_the_math_is_written(project):
+    opgen(project, "new", "cube")
+    check = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_opgen_hygiene.py"]
+    assert subprocess.run(check, cwd=project, capture_output=True, text=True).returncode == 0  # untouched: fine
+    header = project / "csrc/cube/cube.h"
+    header.write_text(header.read_text().replace("return x / (T(1)", "return x * x / (T(1)"))
+    result = subprocess.run(check, cwd=project, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "csrc/cube/cube.h:" in result.stdout and "docs/ops/cube.md:" in result.stdout

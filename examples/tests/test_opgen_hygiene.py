@@ -1,11 +1,14 @@
-"""No merge leftovers in the project: `copier update` (and git) can leave conflict markers or `.rej`
-files behind and still exit 0. This test fails on each one, naming the file and line.
+"""No leftovers in the project: `copier update` (and git) can leave conflict markers or `.rej` files
+behind and still exit 0, and an op whose math has been written can keep the placeholder notes that
+`opgen new` wrote. These tests fail on each one, naming the file and line.
 
 Template-owned: `copier update` keeps it current.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -31,6 +34,8 @@ SKIPPED_DIRS = {
 }
 # Built up, so that this file does not hold the markers it looks for.
 OURS, BASE, SEPARATOR, THEIRS = "<" * 7, "|" * 7, "=" * 7, ">" * 7
+# What `opgen new` writes where the op's own words belong (the header's math, the doc card).
+PLACEHOLDER_NOTES = ("Placeholder" + " math", "Say here" + " in a sentence")
 
 
 def walk(root: Path = ROOT) -> list[Path]:
@@ -88,4 +93,38 @@ def test_no_rejected_hunks():
     assert not rejected, (
         "`copier update --conflict rej` left hunks it could not apply: apply each by hand to the file "
         "of the same name, then delete the .rej file\n" + "\n".join(rejected)
+    )
+
+
+def edited_ops(root: Path = ROOT) -> dict[str, list[Path]]:
+    """op -> the files `opgen new` wrote for it (.opgen/manifest.json), for each op with one of them
+    edited since: its math has been written."""
+    manifest = root / ".opgen" / "manifest.json"
+    ops = json.loads(manifest.read_text())["ops"] if manifest.is_file() else {}
+    edited = {}
+    for op, entry in ops.items():
+        files = [root / path for path in entry.get("files", {}) if (root / path).is_file()]
+        digests = {root / path: digest for path, digest in entry.get("files", {}).items()}
+        if any(hashlib.sha256(path.read_bytes()).hexdigest() != digests[path] for path in files):
+            edited[op] = files + [root / "docs" / "ops" / f"{op}.md"]
+    return edited
+
+
+def placeholder_notes(path: Path) -> list[str]:
+    """'path:line: text' for each placeholder note in path."""
+    if not path.is_file():
+        return []
+    lines = path.read_text(errors="replace").splitlines()
+    return [
+        f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{number}: {line.strip()[:70]}"
+        for number, line in enumerate(lines, 1)
+        if any(note in line for note in PLACEHOLDER_NOTES)
+    ]
+
+
+def test_no_placeholder_notes_once_the_math_is_written():
+    found = [note for files in edited_ops().values() for path in files for note in placeholder_notes(path)]
+    assert not found, (
+        "an op's math has been written but the notes `opgen new` left for it are still there: replace each "
+        "with what the op does\n" + "\n".join(found)
     )

@@ -77,13 +77,15 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
     transaction.commit()
     for path in files:
         print(f"wrote {path}{' (overwritten)' if path in clashes else ''}")
-    math = {"elementwise": f"csrc/{name}/{name}.h (Forward, Backward)",
+    functors = "Forward, Backward" if ctx["m"].differentiable else "Forward"  # an out= op has no autograd
+    math = {"elementwise": f"csrc/{name}/{name}.h ({functors})",
             "reduction": f"csrc/{name}/{name}.h (Term, TermGrad)",
             "blank": f"csrc/{name}/{name}.cpp (CPU) and csrc/{name}/{name}_cuda.cu (CUDA)"}[kind]
+    python_math = "term(), which reference() sums" if kind == "reduction" else "reference()"
     tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"
     print(f"\nNext: write the math in {math}")
-    print(f"  and its plain-PyTorch reference in {project.package}/ops/{name}.py (reference(); SPEC says what the "
-          "tests draw)")
+    print(f"  and its plain-PyTorch reference in {project.package}/ops/{name}.py ({python_math}; SPEC says what "
+          "the tests draw)")
     print(f"Build and test: pip install --no-build-isolation -e . && python -m pytest {tests}")
     print(f"  (or, without reinstalling: OPGEN_JIT={name} python -m pytest {tests})")
     return 0

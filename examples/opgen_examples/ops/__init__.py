@@ -24,8 +24,9 @@ def _not_built(op: str):
 _built = _extension.built_ops(loaded_ops)
 for _module_info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
     if _module_info.name not in _built:
-        if loaded_ops is None:
+        if loaded_ops is None:  # re-exported too: `<package>.<op>` says how to build it
             globals()[_module_info.name] = _not_built(_module_info.name)
+            __all__.append(_module_info.name)
         continue
     _module = importlib.import_module(f"{__name__}.{_module_info.name}")
     for _name in getattr(_module, "__all__", ()):
