@@ -129,8 +129,10 @@ def run_job(job: Job, source: Path, workdir: Path) -> Outcome:
     tests = [f"tests/test_{op}.py" for op in job.ops] + ["tests/test_opgen_conformance.py"]
     # Importing the package builds the ops (OPGEN_JIT): a compile error fails collection and leaves
     # no library, which makes a broken mutant, not a caught one.
+    # Without the > 2**31-element case: these bugs are not about 64-bit indices, and it takes seconds
+    # and gigabytes an op.
     command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rfE", *tests,
-               "-k", " or ".join(job.ops)]
+               "-k", f"({' or '.join(job.ops)}) and not 2_to_the_31"]
     run = subprocess.run(command, check=False, cwd=project, env=job_env(project, job.ops, extensions),
                          capture_output=True, text=True, timeout=JOB_TIMEOUT_S)
     summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else f"pytest exited {run.returncode}"
