@@ -6,6 +6,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,6 +88,119 @@ def pytest_counts(output: str) -> dict[str, int]:
     """{'passed': N, 'failed': N, 'skipped': N, ...} from pytest's closing line."""
     tail = output.strip().splitlines()[-1] if output.strip() else ""
     return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)", tail)}
+
+
+# Which tests with a skip condition (a skipif or skip mark) may skip for a reason, by node id:
+# any for want of a GPU; the device-guard tests for want of a second GPU; the tests past 2**31
+# elements for want of GPU memory; the grouped-GEMM test for want of a Hopper GPU.
+ANY_TEST = r""
+TWO_GPU_TESTS = r"::test_runs_on_the_inputs_device\[|device_guard"
+BIG_MEMORY_TESTS = r"2_to_the_31|two_to_the_31"
+HOPPER_TESTS = r"grouped_gemm"
+# A conformance check that applies to no op of the project (the out= checks where no op has out=,
+# say) gets no case, which pytest skips; test_matches_reference applies to every op, so an empty one
+# means the suite found no op.
+EMPTY_CHECKS = r"test_opgen_conformance\.py::(?!test_matches_reference\[)\w+\[NOTSET"
+
+
+@dataclass(frozen=True)
+class ExpectedSkip:
+    """A skip reason (a regex) a run may give, to at most as many tests as `tests` (a regex) matches
+    among the collected tests that carry a skip condition."""
+
+    reason: str
+    tests: str
+
+
+def expected_skips(python: str = sys.executable) -> list[ExpectedSkip]:
+    """The skips a project's tests may take here, with the GPUs `python`'s torch sees."""
+    return expected_skips_with(*cuda_devices(python))
+
+
+def expected_skips_with(gpus: int, major: int) -> list[ExpectedSkip]:
+    """The skips of a machine with `gpus` GPUs, the first of compute capability `major`.x."""
+    empty_checks = ExpectedSkip(r"^got empty parameter set for", EMPTY_CHECKS)
+    big_memory = ExpectedSkip(r"^needs a CUDA device with [\d.]+ GiB$", BIG_MEMORY_TESTS)
+    two_gpus = ExpectedSkip(r"^fewer than 2 CUDA devices", TWO_GPU_TESTS)
+    if gpus == 0:  # every CUDA test skips; the reason each gives depends on its marks
+        return [ExpectedSkip(r"^no CUDA device here", ANY_TEST), two_gpus, big_memory, empty_checks]
+    skips = [big_memory, empty_checks]  # the tests themselves compare the GiB they need with the GPU's
+    if gpus < 2:
+        skips.append(two_gpus)
+    if major != 9:
+        skips.append(ExpectedSkip(r"^the grouped-GEMM path is for Hopper", HOPPER_TESTS))
+    return skips
+
+
+def cuda_devices(python: str) -> tuple[int, int]:
+    """(GPUs, the first one's compute capability major) as `python`'s torch sees them."""
+    code = ("import torch\n"
+            "n = torch.cuda.device_count() if torch.cuda.is_available() else 0\n"
+            "print(n, torch.cuda.get_device_capability(0)[0] if n else 0)\n")
+    gpus, major = run([python, "-c", code], cwd=Path.cwd()).stdout.split()
+    return int(gpus), int(major)
+
+
+def skip_reasons(output: str) -> Counter[str]:
+    """{reason: tests} from the `SKIPPED [N] path:line: reason` lines that pytest -rs prints."""
+    reasons: Counter[str] = Counter()
+    for n, reason in re.findall(r"^SKIPPED \[(\d+)\] [^:\n]+:\d+: (.*)$", output, re.MULTILINE):
+        reasons[reason.strip()] += int(n)
+    return reasons
+
+
+def check_pytest_run(output: str, collected: list[str], conditional: list[str], expected: list[ExpectedSkip]) -> None:
+    """A project's `pytest -rs` run is sound: nothing failed; every skip gives an expected reason, for
+    no more tests than the `conditional` ones (those with a skip condition) it is for; and every
+    collected test that no expected skip is for passed."""
+    counts, reasons = pytest_counts(output), skip_reasons(output)
+    problems = [f"{counts[word]} {word}" for word in ("failed", "error", "errors") if counts.get(word)]
+    if sum(reasons.values()) != counts.get("skipped", 0):
+        problems.append(f"{counts.get('skipped', 0)} skipped, but {sum(reasons.values())} in SKIPPED lines (-rs)")
+    for reason, n in reasons.items():
+        if not any(re.search(skip.reason, reason) for skip in expected):
+            problems.append(f"{n} skipped for an unexpected reason: {reason}")
+    for skip in expected:
+        taken = sum(n for reason, n in reasons.items() if re.search(skip.reason, reason))
+        bound = sum(1 for test in conditional if re.search(skip.tests, test))
+        if taken > bound:
+            problems.append(f"{taken} skipped for {skip.reason!r}, but only {bound} collected tests may be")
+    may_skip = [test for test in conditional if any(re.search(skip.tests, test) for skip in expected)]
+    floor = len(collected) - len(may_skip)
+    if counts.get("passed", 0) < floor:
+        problems.append(f"{counts.get('passed', 0)} passed, fewer than the {floor} collected tests that "
+                        "no expected skip is for")
+    assert not problems, "\n".join(problems) + "\n" + output[-6000:]
+
+
+def collected_tests(output: str) -> list[str]:
+    """The node ids that `pytest -q --collect-only` lists."""
+    return [line for line in output.splitlines() if "::" in line]
+
+
+def collect(pytest: list[str], cwd: Path, env: dict | None, *selection: str) -> list[str]:
+    """The node ids that the pytest command `pytest` collects (none selected is no error here)."""
+    result = subprocess.run([*pytest, "--collect-only", *selection], cwd=cwd, env={**os.environ, **(env or {})},
+                            capture_output=True, text=True, timeout=600)
+    if result.returncode not in (0, 5):  # 5: no test selected
+        raise AssertionError(f"collecting {' '.join(pytest)} failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}")
+    return collected_tests(result.stdout)
+
+
+def run_project_tests(cwd: Path, *args: str, python: str = sys.executable, env: dict | None = None) -> str:
+    """Runs a project's pytest (args: what to run) and checks the run against its collection and
+    this machine's expected skips; prints the closing line and the skips by reason, returns the line."""
+    pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
+    collected = collect(pytest, cwd, env)
+    # The tests with a skip condition: skipif marks (requires_cuda and the like) on them or their
+    # parameters, and skip marks (pytest's for an empty parameter set, say).
+    conditional = collect(pytest, cwd, env, "-m", "skipif or skip")
+    output = run([*pytest, "-rs"], cwd=cwd, env=env).stdout
+    check_pytest_run(output, collected, conditional, expected_skips(python))
+    closing = output.strip().splitlines()[-1]
+    print(f"{closing} of {len(collected)} collected ({len(conditional)} with a skip condition); "
+          f"skipped by reason: {dict(skip_reasons(output))}")
+    return closing
 
 
 def cuda_build_expected() -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import copy_project, cuda_build_expected, opgen, pytest_counts, run
+from helpers import copy_project, cuda_build_expected, opgen, run, run_project_tests
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")]
@@ -86,12 +86,6 @@ def probe(project: Path, env: dict | None = None) -> dict:
     return json.loads(run([sys.executable, "-c", code], cwd=project, env=env or clean_env()).stdout.splitlines()[-1])
 
 
-def run_project_tests(project: Path, env: dict | None = None) -> dict:
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=env or clean_env())
-    print(result.stdout.strip().splitlines()[-1])
-    return pytest_counts(result.stdout)
-
-
 def test_default_build_exports_compile_commands_and_compiles_every_source(stable_project, default_build):
     with_cuda = cuda_build_expected()
     assert f"{'CUDA' if with_cuda else 'CPU-only'} CMake build (stable torch API) of 3 op(s)" in default_build
@@ -131,8 +125,7 @@ def test_import_checks_the_torch_version_of_the_cmake_build(stable_project, defa
 
 
 def test_project_tests_pass_against_the_cmake_build(stable_project, default_build):
-    counts = run_project_tests(stable_project)
-    assert counts.get("passed", 0) >= 300 and not counts.get("failed") and not counts.get("error")
+    run_project_tests(stable_project, env=clean_env())
 
 
 def test_opgen_library_names_a_cpu_only_build(stable_project, cpu_build):
@@ -175,5 +168,4 @@ def test_aten_project_builds_cpu_only_and_passes_its_tests(tmp_path_factory, tem
     assert (project / "build/cmake" / f"_C{sysconfig.get_config_var('EXT_SUFFIX')}").is_file()
     assert run([sys.executable, "-c", f"import {PACKAGE}; print({PACKAGE}._extension.build_info()['runs_on_torch'])"],
                cwd=project, env=clean_env()).stdout.strip().startswith("==")
-    counts = run_project_tests(project)
-    assert counts.get("passed", 0) >= 300 and not counts.get("failed") and not counts.get("error")
+    run_project_tests(project, env=clean_env())

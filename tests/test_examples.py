@@ -1,13 +1,12 @@
 """examples/ is a generated project: its template files match a fresh render, its untouched op
 skeletons match the op templates, and it builds and passes its own tests."""
-import sys
 from pathlib import Path
 
 import copier
 import pytest
 import yaml
 
-from helpers import pip_install_editable, pytest_counts, run
+from helpers import pip_install_editable, run_project_tests
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -59,7 +58,4 @@ def test_every_seed_kernel_is_an_op():
 def test_examples_build_and_pass_their_tests():
     build = pip_install_editable(EXAMPLES, env={"MAX_JOBS": "2"})
     assert "torch API) of 12 op(s)" in build.stdout + build.stderr
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"], cwd=EXAMPLES)
-    print(result.stdout.strip().splitlines()[-1])
-    counts = pytest_counts(result.stdout)
-    assert counts.get("passed", 0) > 500 and not counts.get("failed") and not counts.get("error")
+    run_project_tests(EXAMPLES, "-x")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import (SKELETON_OPS, add_skeleton_ops, copy_project, cuda_build_expected, pip_install_editable,
-                     pytest_counts, run)
+                     run, run_project_tests)
 
 pytestmark = pytest.mark.slow
 OPS = sorted(SKELETON_OPS)
@@ -105,10 +105,7 @@ def test_package_imports_without_pytest(built_project):
 
 def test_generated_tests_pass(built_project):
     project, _ = built_project
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project)
-    counts = pytest_counts(result.stdout)
-    print(result.stdout.strip().splitlines()[-1])
-    assert counts.get("passed", 0) >= 300 and not counts.get("failed") and not counts.get("error")
+    run_project_tests(project)
 
 
 def test_cuda_call_without_a_gpu_fails_cleanly(built_project):

@@ -2,11 +2,10 @@
 handful of lines of what opgen wrote (counted as a diff), then builds and passes its own tests and
 the whole conformance suite."""
 import difflib
-import sys
 
 import pytest
 
-from helpers import copy_project, opgen, pytest_counts, run
+from helpers import copy_project, opgen, run_project_tests
 
 pytestmark = pytest.mark.slow
 
@@ -49,8 +48,4 @@ def test_a_port_is_the_math_only(op, tmp_path, template_repo):
     print(f"{op}: {total} lines changed after opgen new {' '.join(args)}")
     assert total <= 10
     env = {"OPGEN_JIT": op, "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "MAX_JOBS": "2"}
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/test_{op}.py",
-                  "tests/test_opgen_conformance.py"], cwd=project, env=env)
-    counts = pytest_counts(result.stdout)
-    print(result.stdout.strip().splitlines()[-1])
-    assert counts.get("passed", 0) >= 150 and not counts.get("failed") and not counts.get("error")
+    run_project_tests(project, f"tests/test_{op}.py", "tests/test_opgen_conformance.py", env=env)
