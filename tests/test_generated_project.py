@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import (SKELETON_OPS, add_skeleton_ops, copy_project, cuda_build_expected, pip_install_editable,
+from helpers import (SKELETON_OPS, add_skeleton_ops, copy_project, cuda_build_expected, opgen, pip_install_editable,
                      run, run_project_tests)
 
 pytestmark = pytest.mark.slow
@@ -101,6 +101,20 @@ def test_package_imports_without_pytest(built_project):
     project, _ = built_project
     code = f"import sys\nsys.modules['pytest'] = None\nimport {PACKAGE}\nprint(sorted({PACKAGE}.__all__))"
     assert "fma3_out" in run([sys.executable, "-c", code], cwd=project.parent).stdout
+
+
+def test_an_op_added_after_the_build_says_how_to_build_it(built_project):
+    """`opgen new` after the last build: `<package>.<op>` is there (not an AttributeError) and its
+    call says how to build it, while the built ops keep working."""
+    project, _ = built_project
+    opgen(project, "new", "added_later")
+    try:
+        code = (f"import torch, {PACKAGE}\n{PACKAGE}.gelu_approx(torch.ones(3))\n"
+                f"try:\n    {PACKAGE}.added_later(torch.ones(3))\nexcept RuntimeError as e:\n    print(e)\n")
+        message = run([sys.executable, "-c", code], cwd=project.parent).stdout
+    finally:
+        opgen(project, "remove", "added_later")
+    assert "'added_later' is in csrc/ but not in the installed build" in message and "pip install" in message
 
 
 def test_generated_tests_pass(built_project):
