@@ -40,7 +40,7 @@ note() { echo "$*" | tee -a "$summary"; }
 # The skips a GPU machine may take (pytest -rs lines): the two-GPU tests on one GPU, the tests past
 # 2**31 elements on a GPU with too little memory, and a conformance check that applies to no op of
 # the project (examples/ has no out= op). Any other skip hides a test that should run here.
-expected_skip='^SKIPPED \[[0-9]+\] [^ ]+:[0-9]+: (fewer than 2 CUDA devices|needs a CUDA device with [0-9.]+ GiB$)'
+expected_skip='^SKIPPED \[[0-9]+\] [^ ]+:[0-9]+: (fewer than 2 CUDA devices|needs a CUDA device with [0-9.]+ GiB$|needs [0-9.]+ GiB of cuda memory)'
 expected_skip+='|^SKIPPED \[[0-9]+\] tests/test_opgen_conformance.py:[0-9]+: got empty parameter set for'
 # Last pytest summary line of a log, e.g. "312 passed, 4 skipped in 20.1s", and FAIL with the
 # unexpected skips' lines if there are any.

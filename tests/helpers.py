@@ -120,7 +120,8 @@ def expected_skips(python: str = sys.executable) -> list[ExpectedSkip]:
 def expected_skips_with(gpus: int, major: int) -> list[ExpectedSkip]:
     """The skips of a machine with `gpus` GPUs, the first of compute capability `major`.x."""
     empty_checks = ExpectedSkip(r"^got empty parameter set for", EMPTY_CHECKS)
-    big_memory = ExpectedSkip(r"^needs a CUDA device with [\d.]+ GiB$", BIG_MEMORY_TESTS)
+    big_memory = ExpectedSkip(r"^needs (a CUDA device with [\d.]+ GiB$|[\d.]+ GiB of (cpu|cuda) memory)",
+                              BIG_MEMORY_TESTS)
     two_gpus = ExpectedSkip(r"^fewer than 2 CUDA devices", TWO_GPU_TESTS)
     if gpus == 0:  # every CUDA test skips; the reason each gives depends on its marks
         return [ExpectedSkip(r"^no CUDA device here", ANY_TEST), two_gpus, big_memory, empty_checks]

@@ -362,17 +362,32 @@ LARGE_NUMEL = 2**31 + 77
 _LARGE_CHECKED = 4096  # elements checked at the start, on each side of 2**31, and at the end (they may overlap)
 
 
+def large_memory_gib(spec: OpSpec, device) -> float:
+    """The memory the > 2**31-element case of spec's op takes on `device` (on the CPU only the
+    result's pages are written: see draw_large)."""
+    tensors = len(spec.tensor_args) + 1
+    return (tensors if str(device).startswith("cuda") else 1) * LARGE_NUMEL * 2 / 2**30 + 1
+
+
+def large_cases(specs: Sequence[OpSpec]) -> list:
+    """spec_cases of the ops that declare `large`, each skipped where its device has too little
+    memory (a GPU's total, the CPU's available memory when the tests are collected)."""
+    params = []
+    for param in spec_cases(specs, where=lambda spec: spec.large):
+        spec, device = param.values[0], param.values[1]
+        need = large_memory_gib(spec, device)
+        have = cuda_memory_gib() if device == "cuda" else available_memory_gib()
+        enough = pytest.mark.skipif(have < need, reason=f"needs {need:.0f} GiB of {device} memory, {have:.0f} here")
+        params.append(pytest.param(*param.values, id=param.id, marks=[*param.marks, enough]))
+    return params
+
+
 def draw_large(spec: OpSpec, n: int, device) -> tuple[dict[str, Any], list[slice]]:
     """float16 arguments of n elements each for spec's op, and the parts of the result to check.
 
     Only those parts of the inputs get random values (the rest is whatever the allocator gives,
     which the op may compute anything from): drawing all of them would cost a float64 temporary
-    of 8 * n bytes. Skips the test where the memory it needs is not there."""
-    tensors = len(spec.tensor_args) + 1
-    need_gib = (tensors if device == "cuda" else 1) * n * 2 / 2**30 + 1  # on the CPU only the result is touched
-    free_gib = free_memory_gib(device)
-    if free_gib < need_gib:
-        pytest.skip(f"> 2**31 elements: needs {need_gib:.0f} GiB of free {device} memory, {free_gib:.0f} GiB free here")
+    of 8 * n bytes, and on the CPU the inputs' other pages are never written, so they take no memory."""
     parts = [
         slice(0, _LARGE_CHECKED),
         slice(2**31 - _LARGE_CHECKED, 2**31 + _LARGE_CHECKED),
@@ -395,10 +410,8 @@ def draw_large(spec: OpSpec, n: int, device) -> tuple[dict[str, Any], list[slice
     return args, parts
 
 
-def free_memory_gib(device) -> float:
-    """Memory free on the device now (on the CPU: what the machine can still give, MemAvailable)."""
-    if str(device).startswith("cuda"):
-        return torch.cuda.mem_get_info(torch.device(device))[0] / 2**30 if HAS_CUDA else 0.0
+def available_memory_gib() -> float:
+    """Memory this machine can still give (MemAvailable), or 0 where it does not say."""
     try:
         with open("/proc/meminfo") as meminfo:
             for line in meminfo:

@@ -287,7 +287,7 @@ def test_calls_from_several_threads_at_once(spec, device, dtype, shape):
     assert not failures, failures[0]
 
 
-@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: spec.large))
+@pytest.mark.parametrize(CASES, testing.large_cases(SPECS))
 def test_more_than_2_to_the_31_elements(spec, device, dtype, shape):
     """64-bit indexing: float16 tensors of 2**31 + 77 elements, right at the start, around element
     2**31 (where a 32-bit index wraps) and at the end. Needs the memory the tensors take (on the
