@@ -233,6 +233,7 @@ def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Se
     actual, expected = _as_tuple(actual), _as_tuple(expected)
     bounds = _as_tuple(bound) if bound is not None else (None,) * len(actual)
     assert len(actual) == len(expected), f"{len(actual)} results, expected {len(expected)}"
+    assert len(bounds) == len(actual), f"{len(bounds)} error bounds for {len(actual)} results (one each, or None)"
     for index, (a, e, b) in enumerate(zip(actual, expected, bounds)):
         if a.is_floating_point():
             assert a.dtype == dtype, f"dtype {a.dtype}, expected {dtype}"
