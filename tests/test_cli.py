@@ -284,7 +284,8 @@ def test_reduction_over_any_dim(project):
     assert 'm.def("sumsq_backward(Tensor grad, Tensor v, int dim, bool keepdim) -> Tensor")' in cpp
     assert "Tensor forward(const Tensor& v, int64_t dim, bool keepdim)" in cpp
     wrapper = (project / "my_ops/ops/sumsq.py").read_text()
-    assert "return (v * v).sum(dim=dim, keepdim=keepdim)" in wrapper
+    assert "return v * v" in wrapper and "return term(v).sum(dim=dim, keepdim=keepdim)" in wrapper
+    assert "sum_error(term(v).abs().sum(dim=dim, keepdim=keepdim), length, dtype)" in wrapper
     compile(wrapper, "wrapper", "exec")
 
 
