@@ -223,6 +223,12 @@ def grad_error_bound(spec: OpSpec, args: dict[str, Any], grad: torch.Tensor, dty
     return tuple(bounds.get(name) for name in names)
 
 
+def assert_matches_reference(spec: OpSpec, actual, args: dict[str, Any], dtype: torch.dtype, shape=()) -> None:
+    """actual is what spec's reference gives on args, in float64, within spec's error model."""
+    expected = reference_in_float64(spec, args)
+    assert_matches(spec, actual, expected, dtype, shape, error_bound(spec, args, dtype))
+
+
 def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Sequence[int] = (), bound=None) -> None:
     """actual (a tensor or tuple of them) equals the float64 `expected` rounded to its dtype, within
     spec's tolerances (the output's own rounding) plus `bound` (what the op's arithmetic adds, per
