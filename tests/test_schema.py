@@ -3,8 +3,11 @@ what it refuses gets a reason."""
 import pytest
 import torch
 
-from opgen import opmodel, schema
-from opgen.errors import OpgenError
+from opgen import derivation
+
+_DERIVATION = derivation.load()  # the template's <package>/_opgen, which projects build with
+schema, opmodel = _DERIVATION.schema, _DERIVATION.model
+OpgenError = _DERIVATION.errors.DeclarationError
 
 ACCEPTED = [
     "(Tensor x) -> Tensor",

@@ -56,7 +56,7 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
     recorded = manifest.load(project.root)
     if not force and (name in project.existing_ops() or name in recorded["ops"]):
         raise OpgenError(f"op {name!r} already exists in {project.root}: pick another name, or pass --force to overwrite it")
-    ctx = render.context(name, project.package, project.namespace, kind, schema, with_out)
+    ctx = render.context(name, project.package, project.namespace, kind, schema, with_out, project.root)
     files = render.render_op(kind, ctx, project.root)
     clashes = [path for path in files if (project.root / path).exists()]
     if clashes and not force:
@@ -78,14 +78,18 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
     for path in files:
         print(f"wrote {path}{' (overwritten)' if path in clashes else ''}")
     functors = "Forward, Backward" if ctx["m"].differentiable else "Forward"  # an out= op has no autograd
-    math = {"elementwise": f"csrc/{name}/{name}.h ({functors})",
-            "reduction": f"csrc/{name}/{name}.h (Term, TermGrad)",
-            "blank": f"csrc/{name}/{name}.cpp (CPU) and csrc/{name}/{name}_cuda.cu (CUDA)"}[kind]
-    python_math = "term(), which reference() sums" if kind == "reduction" else "reference()"
-    tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"
-    print(f"\nNext: write the math in {math}")
-    print(f"  and its plain-PyTorch reference in {project.package}/ops/{name}.py ({python_math}; SPEC says what "
-          "the tests draw)")
+    module = f"{project.package}/ops/{name}.py"
+    if kind == "blank":
+        print(f"\nNext: write the kernels in csrc/{name}/{name}.cpp (CPU) and csrc/{name}/{name}_cuda.cu (CUDA)")
+        print(f"  and the plain-PyTorch reference() in {module} (SPEC says what the tests draw)")
+        tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"
+    else:
+        header = f"csrc/{name}/{name}.h ({functors if kind == 'elementwise' else 'Term, TermGrad'})"
+        python_math = "term()" if kind == "reduction" else "reference()"
+        print(f"\nNext: write the math in {header} and {python_math} in {module};")
+        print("  the rest (registration, host code, launches, Python function, autograd, tests, benchmark) is derived "
+              f"from the declaration in {module} on every build")
+        tests = f"tests/test_opgen_conformance.py -k {name}"
     print(f"Build and test: pip install --no-build-isolation -e . && python -m pytest {tests}")
     print(f"  (or, without reinstalling: OPGEN_JIT={name} python -m pytest {tests})")
     return 0
@@ -144,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "remove":
             return cmd_remove(project, args.name, args.force)
         return cmd_bench(project, args.ops)
-    except OpgenError as error:
+    except Exception as error:
+        if not isinstance(error, OpgenError) and not getattr(error, "user_facing", False):
+            raise
         print(f"opgen: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -37,10 +37,11 @@ class Project:
         return module
 
     def existing_ops(self) -> list[str]:
+        """Ops with their own glue (csrc/<op>/<op>.cpp) or declared ones (csrc/<op>/<op>.h)."""
         csrc = self.root / "csrc"
         if not csrc.is_dir():
             return []
-        return sorted(d.name for d in csrc.iterdir() if (d / f"{d.name}.cpp").is_file())
+        return sorted(d.name for d in csrc.iterdir() if (d / f"{d.name}.cpp").is_file() or (d / f"{d.name}.h").is_file())
 
 
 def find_project(start: Path) -> Project:

@@ -5,7 +5,8 @@ from pathlib import Path, PurePosixPath
 
 import jinja2
 
-from . import formatting, opmodel
+from . import derivation, formatting
+from .errors import OpgenError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".jinja"
@@ -26,16 +27,46 @@ def _environment() -> jinja2.Environment:
     )
 
 
+# The declaration API these templates write (`declare(...)` in the op module); a project's
+# <package>/_opgen/__init__.py says which one its build reads.
+DECLARATION_API = 1
+
+
+def project_derivation(project_root: Path | None, package: str):
+    """The op model of the project at `project_root` (its <package>/_opgen), or the template's without one."""
+    if project_root is None:
+        return derivation.load()
+    folder = project_root / package / "_opgen"
+    if not (folder / "model.py").is_file():
+        raise OpgenError(f"{project_root} predates op declarations ({package}/_opgen is missing): update it first "
+                         "with `copier update --trust` (CHANGELOG.md says what else to run)")
+    found = derivation.load(folder)
+    api = getattr(found, "DECLARATION_API", None)
+    if api != DECLARATION_API:
+        raise OpgenError(f"{project_root}'s template reads declaration API {api}, this opgen writes {DECLARATION_API}: "
+                         "install the opgen of the project's template version (README: \"Adding ops\") or "
+                         "`copier update --trust` the project")
+    return found
+
+
 def context(op: str, package: str, namespace: str, kind: str, schema: str | None = None,
-            with_out: bool = False) -> dict:
-    """What the templates see: names, and `m`, the op model built from the schema (see opmodel.py)."""
+            with_out: bool = False, project_root: Path | None = None) -> dict:
+    """What the templates see: names, and `m`, the op model built from the schema by the project's
+    own derivation code (<package>/_opgen/model.py)."""
+    model = project_derivation(project_root, package).model
+    try:
+        m = model.build(op, kind, schema, with_out)
+    except Exception as error:
+        if getattr(error, "user_facing", False):
+            raise OpgenError(str(error)) from error
+        raise
     return {
         "op": op,
         "Op": "".join(part.capitalize() for part in op.split("_")),
         "pkg": package,
         "ns": namespace,
         "kind": kind,
-        "m": opmodel.build(op, kind, schema, with_out),
+        "m": m,
     }
 
 
@@ -56,5 +87,5 @@ def render_op(kind: str, ctx: dict, project_root: Path | None = None) -> dict[st
 def render_recorded_op(root: Path, package: str, namespace: str, op: str, entry: dict) -> dict[str, str]:
     """What `opgen new` would write today for an op recorded in the project's manifest (its kind,
     schema and --with-out), formatted as the project at `root` formats it."""
-    ctx = context(op, package, namespace, entry["kind"], entry.get("schema"), entry.get("with_out", False))
+    ctx = context(op, package, namespace, entry["kind"], entry.get("schema"), entry.get("with_out", False), root)
     return render_op(entry["kind"], ctx, root)

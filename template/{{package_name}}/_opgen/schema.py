@@ -5,13 +5,14 @@ Only what both torch C++ APIs (the stable ABI and ATen) can pass to a kernel is 
 Tensor?, Tensor[], Tensor(a!) (an output written in place), int, float, bool, int[], float[], str,
 ScalarType and their optional (`?`) forms. Every refusal says what to write instead.
 """
+
 from __future__ import annotations
 
 import keyword
 import re
 from dataclasses import dataclass
 
-from .errors import OpgenError
+from .errors import DeclarationError
 
 # schema type -> (C++ parameter type, Python type hint)
 _SCALARS = {
@@ -155,25 +156,28 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-_TYPE = re.compile(
-    r"(?P<base>[A-Za-z]+)(?:\[(?P<size>\d*)\])?(?:\((?P<alias>[a-z])(?P<bang>!?)\))?(?P<optional>\??)\Z")
+_TYPE = re.compile(r"(?P<base>[A-Za-z]+)(?:\[(?P<size>\d*)\])?(?:\((?P<alias>[a-z])(?P<bang>!?)\))?(?P<optional>\??)\Z")
 
 
 def _parse_type(text: str, where: str) -> tuple[str, int | None, str | None, bool, bool]:
     """`Tensor(a!)?` -> (type, list size, alias, mutable, optional)."""
     match = _TYPE.match(text.replace(" ", ""))
     if not match:
-        raise OpgenError(f"{where}: cannot read the type {text!r}")
+        raise DeclarationError(f"{where}: cannot read the type {text!r}")
     base, size, alias = match["base"], match["size"], match["alias"]
     type_ = base if size is None else f"{base}[]"
     if type_ in _UNSUPPORTED or base in _UNSUPPORTED:
-        raise OpgenError(f"{where}: type {text!r} is not supported: {_UNSUPPORTED.get(type_) or _UNSUPPORTED[base]}")
+        raise DeclarationError(
+            f"{where}: type {text!r} is not supported: {_UNSUPPORTED.get(type_) or _UNSUPPORTED[base]}"
+        )
     known = _LISTS if size is not None else {**_SCALARS, "Tensor": None}
     if base not in known:
-        raise OpgenError(f"{where}: unknown type {text!r}; use Tensor, Tensor?, Tensor(a!), int, float, bool, int[], "
-                         "float[], Tensor[], str or ScalarType")
+        raise DeclarationError(
+            f"{where}: unknown type {text!r}; use Tensor, Tensor?, Tensor(a!), int, float, bool, int[], "
+            "float[], Tensor[], str or ScalarType"
+        )
     if alias and base != "Tensor":
-        raise OpgenError(f"{where}: only tensors take an alias annotation like Tensor(a!), got {text!r}")
+        raise DeclarationError(f"{where}: only tensors take an alias annotation like Tensor(a!), got {text!r}")
     return type_, (int(size) if size else None), alias, bool(match["bang"]), bool(match["optional"])
 
 
@@ -182,18 +186,20 @@ def _parse_arg(text: str, kwarg_only: bool, position: int) -> Arg:
     declaration, _, default = text.partition("=")
     pieces = declaration.rsplit(None, 1)
     if len(pieces) != 2:
-        raise OpgenError(f"{where}: write it as `<type> <name>`, e.g. `Tensor x` or `float alpha=1.0`")
+        raise DeclarationError(f"{where}: write it as `<type> <name>`, e.g. `Tensor x` or `float alpha=1.0`")
     type_text, name = pieces
     type_, size, alias, mutable, optional = _parse_type(type_text, where)
     if not _NAME.match(name) or keyword.iskeyword(name):
-        raise OpgenError(f"{where}: {name!r} is not a usable argument name (lowercase identifier, not a keyword)")
+        raise DeclarationError(f"{where}: {name!r} is not a usable argument name (lowercase identifier, not a keyword)")
     if name in _RESERVED:
-        raise OpgenError(f"{where}: the name {name!r} is used by the generated code; pick another")
+        raise DeclarationError(f"{where}: the name {name!r} is used by the generated code; pick another")
     if alias and not mutable:
-        raise OpgenError(f"{where}: a read-only alias `Tensor({alias})` would make the op return a view, which the "
-                         f"generated kernels do not do; drop it, or write `Tensor({alias}!)` for an output")
+        raise DeclarationError(
+            f"{where}: a read-only alias `Tensor({alias})` would make the op return a view, which the "
+            f"generated kernels do not do; drop it, or write `Tensor({alias}!)` for an output"
+        )
     if mutable and optional:
-        raise OpgenError(f"{where}: an output written in place cannot be optional")
+        raise DeclarationError(f"{where}: an output written in place cannot be optional")
     default = default.strip() or None
     if default is not None:
         _check_default(default, type_, optional, where)
@@ -212,10 +218,10 @@ def _check_default(default: str, type_: str, optional: bool, where: str) -> None
     }.get(type_)
     if default == "None":
         if not optional:
-            raise OpgenError(f"{where}: default None needs an optional type (add `?`)")
+            raise DeclarationError(f"{where}: default None needs an optional type (add `?`)")
         return
     if not ok:
-        raise OpgenError(f"{where}: default {default!r} does not fit type {type_}")
+        raise DeclarationError(f"{where}: default {default!r} does not fit type {type_}")
 
 
 def _parse_returns(text: str) -> tuple[Return, ...]:
@@ -229,8 +235,10 @@ def _parse_returns(text: str) -> tuple[Return, ...]:
         where = f"return {i + 1} ({part!r})"
         type_, size, alias, mutable, optional = _parse_type(pieces[0], where)
         if type_ not in ("Tensor", "Tensor[]") or optional:
-            raise OpgenError(f"{where}: an op returns tensors (Tensor, Tensor[], or a tuple of them); "
-                             "pass other results back as tensors")
+            raise DeclarationError(
+                f"{where}: an op returns tensors (Tensor, Tensor[], or a tuple of them); "
+                "pass other results back as tensors"
+            )
         name = pieces[1] if len(pieces) > 1 else None
         returns.append(Return(type_, name, alias, mutable))
     return tuple(returns)
@@ -241,7 +249,7 @@ def parse(text: str) -> Schema:
     text = text.strip()
     match = re.fullmatch(r"(?:[a-z_][a-z0-9_.]*)?\s*\((?P<args>.*)\)\s*->\s*(?P<returns>.+)", text, re.S)
     if not match:
-        raise OpgenError(f"cannot read the schema {text!r}: write it as `(Tensor x, float alpha=1.0) -> Tensor`")
+        raise DeclarationError(f"cannot read the schema {text!r}: write it as `(Tensor x, float alpha=1.0) -> Tensor`")
     args, kwarg_only = [], False
     for part in _split_top_level(match["args"]):
         if part == "*":
@@ -258,9 +266,9 @@ def _check_whole(schema: Schema) -> None:
     names = [a.name for a in schema.args]
     duplicate = next((n for n in names if names.count(n) > 1), None)
     if duplicate:
-        raise OpgenError(f"argument name {duplicate!r} is used twice")
+        raise DeclarationError(f"argument name {duplicate!r} is used twice")
     if not any(a.type in ("Tensor", "Tensor[]") for a in schema.args):
-        raise OpgenError("the schema takes no Tensor: an op here works on at least one tensor")
+        raise DeclarationError("the schema takes no Tensor: an op here works on at least one tensor")
     seen_default = False
     for arg in schema.args:
         if arg.kwarg_only:
@@ -268,14 +276,20 @@ def _check_whole(schema: Schema) -> None:
         if arg.default is not None:
             seen_default = True
         elif seen_default:
-            raise OpgenError(f"argument {arg.name!r} has no default but follows one that has: give it a default "
-                             "or move it before them (or after `*`)")
+            raise DeclarationError(
+                f"argument {arg.name!r} has no default but follows one that has: give it a default "
+                "or move it before them (or after `*`)"
+            )
     aliases = [a.alias for a in schema.outs]
     if len(set(aliases)) != len(aliases):
-        raise OpgenError("two outputs share an alias: give each Tensor(x!) its own letter")
+        raise DeclarationError("two outputs share an alias: give each Tensor(x!) its own letter")
     if schema.outs and schema.returns:
-        raise OpgenError("an op that writes outputs in place returns `()`: torch.compile cannot trace a custom op "
-                         "that returns (an alias of) its input, and a new tensor beside the outputs is ambiguous")
+        raise DeclarationError(
+            "an op that writes outputs in place returns `()`: torch.compile cannot trace a custom op "
+            "that returns (an alias of) its input, and a new tensor beside the outputs is ambiguous"
+        )
     if any(r.alias for r in schema.returns):
-        raise OpgenError("a return with an alias (`-> Tensor(a!)`) is not supported: return `()` and let the "
-                         "caller use the output argument")
+        raise DeclarationError(
+            "a return with an alias (`-> Tensor(a!)`) is not supported: return `()` and let the "
+            "caller use the output argument"
+        )

@@ -4,12 +4,13 @@ tensors, scalars and outputs, C++ and Python signatures, and the placeholder mat
 One model serves every file of the op (C++ host and kernels, Python wrapper, spec, benchmark), so
 they cannot disagree about the signature.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from . import schema as schema_mod
-from .errors import OpgenError
+from .errors import DeclarationError
 from .schema import Arg, Schema
 
 DEFAULT_SCHEMAS = {
@@ -191,15 +192,20 @@ class OpModel:
     @property
     def grads_or_none(self) -> str:
         """What _backward returns: one entry per argument, None for scalars and unneeded gradients."""
-        return ", ".join(f"grad_{a.name} if needs[{i}] else None" if a in self.differentiable else "None"
-                         for i, a in enumerate(self.schema.args))
+        return ", ".join(
+            f"grad_{a.name} if needs[{i}] else None" if a in self.differentiable else "None"
+            for i, a in enumerate(self.schema.args)
+        )
 
     @property
     def spec_args(self) -> str:
         """The spec's `args`: a TensorArg per tensor input, a sample value per scalar."""
         samples = self.sample_scalars
-        return ", ".join(f'"{a.name}": TensorArg(domain=(-4.0, 4.0))' if a.is_tensor else f'"{a.name}": {samples[a.name]}'
-                         for a in self.schema.args if not a.mutable)
+        return ", ".join(
+            f'"{a.name}": TensorArg(domain=(-4.0, 4.0))' if a.is_tensor else f'"{a.name}": {samples[a.name]}'
+            for a in self.schema.args
+            if not a.mutable
+        )
 
     @property
     def bench_call_args(self) -> str:
@@ -210,8 +216,9 @@ class OpModel:
     @property
     def bench_reference_args(self) -> str:
         samples = self.sample_scalars
-        return ", ".join(a.name if a.is_tensor else f"{a.name}={samples[a.name]}" for a in self.schema.args
-                         if not a.mutable)
+        return ", ".join(
+            a.name if a.is_tensor else f"{a.name}={samples[a.name]}" for a in self.schema.args if not a.mutable
+        )
 
     # ---- reductions ---------------------------------------------------------------------------
     @property
@@ -248,8 +255,10 @@ class OpModel:
     @property
     def results(self) -> list[str]:
         """Names of the tensors the kernels write: the returned ones (result0, ...) and the outputs."""
-        returned = [r.name or (f"result{i}" if len(self.schema.returns) > 1 else "result")
-                    for i, r in enumerate(self.schema.returns)]
+        returned = [
+            r.name or (f"result{i}" if len(self.schema.returns) > 1 else "result")
+            for i, r in enumerate(self.schema.returns)
+        ]
         return returned + [a.name for a in self.schema.outs]
 
     @property
@@ -293,8 +302,14 @@ class OpModel:
     @property
     def sample_scalars(self) -> dict[str, str]:
         """Python source of the value the tests pass for each scalar: its default, else a sample."""
-        return {a.name: a.python_default if a.python_default is not None else
-                "None" if a.optional else _SAMPLE.get(a.type, _LIST_SAMPLE.get(a.type)) for a in self.scalars}
+        return {
+            a.name: a.python_default
+            if a.python_default is not None
+            else "None"
+            if a.optional
+            else _SAMPLE.get(a.type, _LIST_SAMPLE.get(a.type))
+            for a in self.scalars
+        }
 
 
 def build(op: str, kind: str, schema_text: str | None, with_out: bool = False) -> OpModel:
@@ -313,12 +328,14 @@ def build(op: str, kind: str, schema_text: str | None, with_out: bool = False) -
 def _check_generated_names(model: OpModel) -> None:
     """The generated code names locals after the arguments (grad_<x>, <x>_contiguous, needs_<x>)."""
     names = {a.name for a in model.schema.args}
-    generated = {"result", "stream", "grads"} | {f"{prefix}{a.name}{suffix}" for a in model.schema.args
-                                                for prefix, suffix in [("grad_", ""), ("", "_contiguous"),
-                                                                       ("needs_", ""), ("", "_data")]}
+    generated = {"result", "stream", "grads"} | {
+        f"{prefix}{a.name}{suffix}"
+        for a in model.schema.args
+        for prefix, suffix in [("grad_", ""), ("", "_contiguous"), ("needs_", ""), ("", "_data")]
+    }
     clash = sorted(names & generated)
     if clash:
-        raise OpgenError(f"argument name {clash[0]!r} is also a name the generated code uses; rename it")
+        raise DeclarationError(f"argument name {clash[0]!r} is also a name the generated code uses; rename it")
 
 
 def _check_elementwise(model: OpModel) -> None:
@@ -326,40 +343,48 @@ def _check_elementwise(model: OpModel) -> None:
     hint = "; --kind blank takes any schema"
     for arg in schema.args:
         if arg.is_tensor and (arg.optional or arg.is_list):
-            raise OpgenError(f"elementwise ops take plain tensors, got {arg.schema_text()!r}{hint}")
+            raise DeclarationError(f"elementwise ops take plain tensors, got {arg.schema_text()!r}{hint}")
         if not arg.is_tensor and (arg.type not in _NUMERIC_SCALARS or arg.optional or arg.is_list):
-            raise OpgenError(f"elementwise ops take int, float and bool scalars, got {arg.schema_text()!r}{hint}")
+            raise DeclarationError(f"elementwise ops take int, float and bool scalars, got {arg.schema_text()!r}{hint}")
     if len(schema.outs) > 1:
-        raise OpgenError(f"an elementwise op writes one output, got {len(schema.outs)}{hint}")
+        raise DeclarationError(f"an elementwise op writes one output, got {len(schema.outs)}{hint}")
     if schema.outs:
         if model.with_out:
-            raise OpgenError("--with-out adds an out= twin to a functional op; this schema already writes `out`")
+            raise DeclarationError("--with-out adds an out= twin to a functional op; this schema already writes `out`")
     elif len(schema.returns) != 1 or schema.returns[0].type != "Tensor":
-        raise OpgenError(f"an elementwise op returns one Tensor (or writes one Tensor(a!) and returns ()){hint}")
+        raise DeclarationError(f"an elementwise op returns one Tensor (or writes one Tensor(a!) and returns ()){hint}")
 
 
 def _check_reduction(model: OpModel) -> None:
     schema = model.schema
-    usage = ("the reduction kind takes `(Tensor x, int dim=-1, bool keepdim=False) -> Tensor` (dim and keepdim "
-             "optional, any defaults): a sum over one dimension; write other reductions with --kind blank")
+    usage = (
+        "the reduction kind takes `(Tensor x, int dim=-1, bool keepdim=False) -> Tensor` (dim and keepdim "
+        "optional, any defaults): a sum over one dimension; write other reductions with --kind blank"
+    )
     first, *rest = schema.args
-    if not first.is_tensor or first.optional or first.mutable or len(schema.returns) != 1 \
-            or schema.returns[0].type != "Tensor":
-        raise OpgenError(usage)
+    if (
+        not first.is_tensor
+        or first.optional
+        or first.mutable
+        or len(schema.returns) != 1
+        or schema.returns[0].type != "Tensor"
+    ):
+        raise DeclarationError(usage)
     allowed = {"dim": ("int", "SymInt"), "keepdim": ("bool",)}
     for arg in rest:
         if arg.name not in allowed or arg.type not in allowed[arg.name] or arg.optional:
-            raise OpgenError(f"{usage} (got {arg.schema_text()!r})")
+            raise DeclarationError(f"{usage} (got {arg.schema_text()!r})")
     if model.with_out:
-        raise OpgenError("--with-out is for elementwise ops")
+        raise DeclarationError("--with-out is for elementwise ops")
     if first.name in {"reduced", "rows", "cols", "grad_rows", "grad_input"}:
-        raise OpgenError(f"argument name {first.name!r} is also a name the generated code uses; rename it")
+        raise DeclarationError(f"argument name {first.name!r} is also a name the generated code uses; rename it")
 
 
 def _check_blank(model: OpModel) -> None:
     if model.with_out:
-        raise OpgenError("--with-out is for elementwise ops; a blank op's schema can declare Tensor(a!) outputs")
+        raise DeclarationError("--with-out is for elementwise ops; a blank op's schema can declare Tensor(a!) outputs")
     first = model.schema.args[0]
     if not first.is_tensor or first.optional or first.is_list or first.mutable:
-        raise OpgenError("a blank op's first argument must be a plain Tensor (the generated code takes its device "
-                         "and dtype from it)")
+        raise DeclarationError(
+            "a blank op's first argument must be a plain Tensor (the generated code takes its device and dtype from it)"
+        )
