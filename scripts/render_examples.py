@@ -57,6 +57,8 @@ def rerender_untouched_op_files(answers: dict) -> int:
         files = render.render_recorded_op(EXAMPLES, answers["package_name"], answers["namespace"], op, entry)
         for path, digest in entry["files"].items():
             current = EXAMPLES / path
+            if path not in files:
+                continue  # written by an older `opgen new`, derived at build time now (an op of the old layout)
             if current.is_file() and manifest.digest(current.read_bytes()) == digest and current.read_text() != files[path]:
                 current.write_text(files[path])
                 entry["files"][path] = manifest.digest(files[path])

@@ -186,3 +186,52 @@ def test_added_in_v2_negative_zero_and_tiny_inputs(spec, device, dtype, shape):
     assert "v2 check ran on triple" in result.stdout
     counts = pytest_counts(result.stdout)
     assert counts.get("passed", 0) >= 1 and not counts.get("failed"), result.stdout[-2000:]
+
+
+@pytest.mark.slow
+def test_a_glue_change_reaches_every_declared_op(project, template_repo, tmp_path):
+    """The glue of a declared op is the template's: a new check message (common C++), a change to the
+    derived host code and one to the Python glue reach an element-wise and a reduction op, both with
+    the user's math, through `copier update` and a rebuild alone, with no conflict in the user's files."""
+    opgen(project, "new", "triple", "--schema", "(Tensor x, float k=3.0) -> Tensor")
+    opgen(project, "new", "rowsum", "--kind", "reduction")
+    header = project / "csrc/triple/triple.h"
+    header.write_text(header.read_text().replace("return x * k;", "return k * x;  // my math"))
+    term = project / "csrc/rowsum/rowsum.h"
+    term.write_text(term.read_text().replace("return x * x;", "return x * x * x;  // my math"))
+    module = project / "my_ops/ops/rowsum.py"
+    module.write_text(module.read_text().replace("return x * x\n", "return x * x * x  # my term\n"))
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "my ops")
+    owned = {path: path.read_text() for path in (header, term, module, project / "my_ops/ops/triple.py")}
+
+    checks = template_repo / "template/csrc/common/checks.h.jinja"
+    checks.write_text(checks.read_text().replace(" must be a floating-point tensor (", " must hold floats, v2 (", 1))
+    for kind in ("elementwise", "reduction"):
+        glue = template_repo / f"template/{{{{package_name}}}}/_opgen/templates/{kind}.cpp.j2"
+        glue.write_text(glue.read_text().replace("namespace {{ ns }}::{{ op }} {", "// host code v2\nnamespace {{ ns }}::{{ op }} {", 1))
+    declare = template_repo / "template/{{package_name}}/_declare.py"
+    declare.write_text(declare.read_text().replace('"Apply {m.op} element-wise.', '"Apply {m.op} element-wise (glue v2).'))
+    git(template_repo, "commit", "-q", "-am", "template v2: glue changes")
+    update_to_v2(project, template_repo)
+
+    assert {path: path.read_text() for path in owned} == owned
+    hygiene(project, expect_pass=True)
+    env = {"OPGEN_JIT": "triple,rowsum", "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path), "MAX_JOBS": "2"}
+    code = (
+        "import torch, my_ops\n"
+        "print('doc:', my_ops.triple.__doc__.splitlines()[0])\n"
+        "assert torch.equal(my_ops.triple(torch.ones(3), 2.0), torch.full((3,), 2.0))\n"
+        "assert torch.equal(my_ops.rowsum(torch.full((2, 3), 2.0)), torch.full((2,), 24.0))\n"
+        "for call in (lambda: my_ops.triple(torch.ones(3, dtype=torch.int32)),\n"
+        "             lambda: my_ops.rowsum(torch.ones(2, 3, dtype=torch.int32))):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except RuntimeError as error:\n"
+        "        print('refused:', str(error).splitlines()[0])\n"
+    )
+    result = run([sys.executable, "-c", code], cwd=project, env=env)
+    assert "doc: Apply triple element-wise (glue v2)." in result.stdout
+    assert result.stdout.count("must hold floats, v2 (") == 2, result.stdout
+    for op in ("triple", "rowsum"):
+        assert "// host code v2" in (project / "build/opgen" / op / f"{op}.cpp").read_text()

@@ -40,6 +40,8 @@ def test_untouched_op_skeleton_files_match_the_op_templates():
         files = render.render_recorded_op(EXAMPLES, ANSWERS["package_name"], ANSWERS["namespace"], op, entry)
         for path, recorded in entry["files"].items():
             current = EXAMPLES / path
+            if path not in files:
+                continue  # an older `opgen new` wrote it; a declared op's build derives it now
             if current.is_file() and manifest.digest(current.read_bytes()) == recorded:
                 untouched += 1
                 assert current.read_text() == files.get(path), f"{path}: op template drifted; regenerate it"

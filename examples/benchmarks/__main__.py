@@ -16,14 +16,22 @@ from pathlib import Path
 
 import torch
 
-from . import report, sweep, sweep_report
+from . import derived, report, sweep, sweep_report
 from .harness import Bench, flushed_ms, warm_up_gpu
 
 HERE = Path(__file__).resolve().parent
 
 
 def available() -> list[str]:
-    return sorted(p.stem[len("bench_") :] for p in HERE.glob("bench_*.py"))
+    """Ops with a benchmarks/bench_<op>.py, and declared ops (their benchmark is made from SPEC)."""
+    return sorted({p.stem[len("bench_") :] for p in HERE.glob("bench_*.py")} | set(derived.declared_ops()))
+
+
+def bench_module(op: str):
+    """benchmarks/bench_<op>.py, or the benchmark made from a declared op's SPEC (derived.py)."""
+    if (HERE / f"bench_{op}.py").is_file():
+        return importlib.import_module(f"benchmarks.bench_{op}")
+    return derived.module_for(op)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     paths: list[Path] = []
     out = args.out or HERE / "results"
     for op in args.ops or available():
-        importlib.import_module(f"benchmarks.bench_{op}").run(bench)
+        bench_module(op).run(bench)
         paths = report.write(bench, out)  # after every op, so an interrupted run keeps what it measured
     paths += report.update_cards(bench, HERE.parent / "docs" / "ops")
     return _print(paths)
@@ -79,7 +87,7 @@ def run_sweep(
     copies: dict = {}  # a copy of n bytes is timed once for all ops
     started = time.perf_counter()
     for op in ops:
-        module = importlib.import_module(f"benchmarks.bench_{op}")
+        module = bench_module(op)
         if not hasattr(module, "SWEEP"):
             print(f"{op:>20} | no SWEEP in benchmarks/bench_{op}.py: not swept", flush=True)
             continue

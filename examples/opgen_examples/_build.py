@@ -5,6 +5,8 @@ Stdlib only at import time, so setup.py can load this file without importing the
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import re
@@ -37,15 +39,54 @@ def _stable_flags() -> list[str]:
 API_FLAGS = _stable_flags() if TORCH_API == "stable" else []
 
 
-def op_names() -> list[str]:
-    """Every folder csrc/<op>/ that holds csrc/<op>/<op>.cpp is an op: no hand-kept list."""
+NAMESPACE = "examples"
+PACKAGE_DIR = Path(__file__).resolve().parent
+# Where the build writes the C++ glue it derives from each op's declaration (never edited by hand).
+DERIVED = PROJECT_ROOT / "build" / "opgen"
+
+
+def derivation():
+    """The package's _opgen (declarations, schema, op model, glue templates). Loaded from its folder
+    when this file runs outside the package (setup.py, CMake), which must not import the package."""
+    if __package__:
+        from . import _opgen
+
+        return _opgen
+    name = f"_{PACKAGE}_opgen"
+    if name not in sys.modules:
+        folder = PACKAGE_DIR / "_opgen"
+        spec = importlib.util.spec_from_file_location(
+            name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+        )
+        sys.modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sys.modules[name])
+    return sys.modules[name]
+
+
+def declared_ops() -> dict:
+    """{op: declaration} of the ops whose glue is derived: `declare(...)` in <package>/ops/<op>.py."""
+    importlib.import_module(f"{derivation().__name__}.declaration")
+    return derivation().declaration.find(PACKAGE_DIR / "ops")
+
+
+def own_glue_ops() -> list[str]:
+    """Ops that write their own registration and host code: csrc/<op>/<op>.cpp (blank ops, hand-tuned ones)."""
     if not CSRC.is_dir():
         return []
     return sorted(d.name for d in CSRC.iterdir() if (d / f"{d.name}.cpp").is_file())
 
 
-NAMESPACE = "examples"
-PACKAGE_DIR = Path(__file__).resolve().parent
+def op_names() -> list[str]:
+    """Every op: each declared one and each csrc/<op>/<op>.cpp, found without a hand-kept list."""
+    declared, own = declared_ops(), own_glue_ops()
+    both = sorted(set(declared) & set(own))
+    if both:
+        op = both[0]
+        raise ValueError(
+            f"op {op!r} has a declaration ({declared[op].where}) and its own csrc/{op}/{op}.cpp: the build derives "
+            "the glue of a declared op, so delete that .cpp (or declare() and own all the glue, as a blank op does)"
+        )
+    return sorted([*declared, *own])
 
 
 def op_dependencies(op: str) -> list[str]:
@@ -80,11 +121,21 @@ def with_dependencies(selection: list[str]) -> list[str]:
 
 
 def op_sources(op: str, with_cuda: bool) -> list[Path]:
+    """The op's sources: its own .cpp (and .cu) files in csrc/<op>/, with the glue derived from its
+    declaration (written into build/opgen/<op>/ now, where its text changed) for a declared op."""
     folder = CSRC / op
-    if not (folder / f"{op}.cpp").is_file():
-        raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
     patterns = ["*.cpp", "*.cu"] if with_cuda else ["*.cpp"]
-    return sorted(p for pattern in patterns for p in folder.glob(pattern))
+    own = sorted(p for pattern in patterns for p in folder.glob(pattern))
+    declaration = declared_ops().get(op)
+    if declaration is None:
+        if not (folder / f"{op}.cpp").is_file():
+            raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
+        return own
+    if not (folder / f"{op}.h").is_file():
+        raise FileNotFoundError(f"{declaration.where} declares {op!r}, whose math should be in {folder / (op + '.h')}")
+    importlib.import_module(f"{derivation().__name__}.cpp")
+    derived = derivation().cpp.write(declaration, PACKAGE, NAMESPACE, DERIVED / op)
+    return [derived[f"{op}.cpp"], *([derived[f"{op}_cuda.cu"]] if with_cuda else []), *own]
 
 
 # A source whose first include is this uses the full ATen C++ API even in a "stable" project (for
@@ -247,7 +298,19 @@ def cmake_config(cpu_only: bool = False, cuda_architectures: str | None = None) 
         "OPS": op_names(),
         "SOURCES": [str(p) for p in extension_sources(with_cuda)],
         # Folders whose entries decide the sources: a new op or file there re-runs the configure step.
-        "CONFIGURE_DEPENDS": [str(CSRC), *(str(d) for d in sorted(CSRC.iterdir()) if d.is_dir()), __file__],
+        # So do the op modules (their declarations) and the templates the glue is derived from.
+        "CONFIGURE_DEPENDS": [
+            str(CSRC),
+            *(str(d) for d in sorted(CSRC.iterdir()) if d.is_dir()),
+            str(PACKAGE_DIR / "ops"),
+            *(str(p) for p in sorted((PACKAGE_DIR / "ops").glob("*.py"))),
+            *(
+                str(p)
+                for p in sorted((PACKAGE_DIR / "_opgen").rglob("*"))
+                if p.is_file() and "__pycache__" not in p.parts
+            ),
+            __file__,
+        ],
         "INCLUDE_DIRS": include_dirs(),
         # OPGEN_WITH_CUDA: the ops' .cpp files register their CUDA kernels (as compile_flags says).
         "DEFINES": defines

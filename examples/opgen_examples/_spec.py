@@ -73,6 +73,10 @@ class OpSpec:
     compiles: bool = True  # torch.compile(fullgraph=True) traces it
     first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
     large: bool = False  # run the > 2**31-element case (on a GPU with enough memory)
+    # Declared with declare(): the suite also runs the checks of what its derived glue promises
+    # (special values for an element-wise op; scalars, empty rows, every dim for a reduction).
+    derived: bool = False
+    twins: Sequence[OpSpec] = ()  # variants declared with it (its out= twin), tested as ops of their own
 
     @property
     def tensor_args(self) -> list[str]:

@@ -121,7 +121,7 @@ def unbuilt_ops() -> list[str]:
 
 
 def all_specs() -> list[OpSpec]:
-    """The SPEC (or SPECS) of every op module the package loaded (the built ops)."""
+    """The SPEC (or SPECS) of every op module the package loaded (the built ops), with their out= twins."""
     import opgen_examples
     import opgen_examples.ops
 
@@ -131,7 +131,8 @@ def all_specs() -> list[OpSpec]:
         if info.name not in built:
             continue
         module = importlib.import_module(f"opgen_examples.ops.{info.name}")
-        specs += list(getattr(module, "SPECS", [])) + ([module.SPEC] if hasattr(module, "SPEC") else [])
+        declared = list(getattr(module, "SPECS", [])) + ([module.SPEC] if hasattr(module, "SPEC") else [])
+        specs += [s for spec in declared for s in (spec, *spec.twins)]
     return specs
 
 

@@ -292,3 +292,67 @@ def test_more_than_2_to_the_31_elements(spec, device, dtype, shape):
     for part in parts:
         sliced = {k: v[part] if isinstance(v, torch.Tensor) else v for k, v in args.items()}
         testing.assert_matches_reference(spec, result[part], sliced, torch.float16, (testing.LARGE_NUMEL,))
+
+
+# ---- what the glue derived from a declaration promises (ops made with declare()) ----------------
+
+SPECIAL_VALUES = [0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, float("inf"), float("-inf"), float("nan")]
+
+
+def derived(kind):
+    return lambda spec: spec.derived and spec.kind == kind
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, dtypes=True, where=derived("elementwise")))
+def test_special_values_match_the_reference(spec, device, dtype, shape):
+    """Zeros, tiny and huge values, infinities and NaN in every tensor: the kernel's math agrees with
+    the reference (NaN where it gives NaN). 16-bit dtypes get the values they can hold."""
+    values = torch.tensor(SPECIAL_VALUES, dtype=torch.float64).to(dtype).to(device)
+    args = testing.draw(spec, values.shape, dtype, device)
+    for name in spec.tensor_args:
+        args[name] = values.clone()
+    testing.assert_matches_reference(spec, testing.call(spec, args), args, dtype)
+
+
+def _reduced(spec):
+    return spec.tensor_args[0]
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=derived("reduction")))
+def test_reduction_refuses_what_it_cannot_reduce(spec, device, dtype, shape):
+    name = _reduced(spec)
+    with pytest.raises(RuntimeError, match=rf"{name} must have at least one dimension"):
+        spec.function(**{**testing.draw(spec, (4, 5), dtype, device), name: torch.tensor(1.0, device=device)})
+    if spec.differentiable:
+        args = testing.draw(spec, (4, 5), dtype, device)
+        backward = getattr(torch.ops, spec.op.namespace)  # the op's <op>_backward, called with a wrong grad
+        backward = getattr(backward, f"{spec.name}_backward").default
+        with pytest.raises(RuntimeError, match="grad must have the shape of the result"):
+            backward(testing.make_tensor((5, 5), dtype, device), *args.values())
+    if "dim" in spec.args:
+        with pytest.raises(RuntimeError, match="dim must be in"):
+            spec.function(**{**testing.draw(spec, (4, 5), dtype, device), "dim": 2})
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=derived("reduction")))
+def test_reduction_of_an_empty_row_is_zero(spec, device, dtype, shape):
+    args = {**testing.draw(spec, (3, 0), dtype, device)}
+    if "dim" in args:
+        args["dim"] = -1
+    if "keepdim" in args:
+        args["keepdim"] = False
+    torch.testing.assert_close(spec.function(**args), torch.zeros(3, dtype=dtype, device=device))
+
+
+@pytest.mark.parametrize("dim", [-3, -2, -1, 0, 1, 2])
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda s: derived("reduction")(s) and "dim" in s.args))
+def test_reduction_over_every_dim(spec, device, dtype, shape, dim):
+    name = _reduced(spec)
+    for keepdim in [False, True] if "keepdim" in spec.args else [None]:
+        args = testing.draw(spec, (5, 33, 67), dtype, device, "transposed")
+        args["dim"] = dim
+        if keepdim is not None:
+            args["keepdim"] = keepdim
+        args[name].requires_grad_()
+        testing.assert_matches_reference(spec, spec.function(**args), args, dtype, (67,))
+        testing.check_gradients(_substituting(spec, args, [name]), args[name].detach()[:2, :3, :4])

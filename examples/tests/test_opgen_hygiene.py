@@ -34,7 +34,7 @@ SKIPPED_DIRS = {
 }
 # Built up, so that this file does not hold the markers it looks for.
 OURS, BASE, SEPARATOR, THEIRS = "<" * 7, "|" * 7, "=" * 7, ">" * 7
-# What `opgen new` writes where the op's own words belong (the header's math, the doc card).
+# What `opgen new` writes where the op's own words belong (the header's math, the module's docstring).
 PLACEHOLDER_NOTES = ("Placeholder" + " math", "Say here" + " in a sentence")
 
 

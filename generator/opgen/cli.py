@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import manifest, render
+from . import __version__, manifest, render
 from .errors import OpgenError
 from .names import validate_op_name
 from .project import Project, find_project
@@ -20,6 +20,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="opgen", description="Scaffold PyTorch custom CPU/CUDA operators in an opgen project.")
+    parser.add_argument("--version", action="version", version=f"opgen {__version__}")
     parser.add_argument("-C", dest="directory", type=Path, default=Path.cwd(), help="run as if started in this folder")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 

@@ -71,6 +71,9 @@ inline void check_output_memory(const Tensor& out, const char* out_name, const T
 }
 
 inline void check_no_internal_overlap(const Tensor& out, const char* out_name) {
+  if (out.numel() == 0) {
+    return;  // no elements to share (an empty tensor's strides may well be 0)
+  }
   for (int64_t d = 0; d < out.dim(); ++d) {
     OPGEN_CHECK(out.stride(d) != 0 || out.size(d) <= 1, out_name,
                 " has elements that share memory (an expanded view): pass a tensor with its own storage");

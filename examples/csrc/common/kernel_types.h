@@ -11,6 +11,7 @@
 // different versions) can share a process without their inline helpers colliding.
 #pragma once
 
+#include <cmath>  // for the ops' math: std::exp, std::tanh, ...
 #include <cstdint>
 #include <type_traits>
 

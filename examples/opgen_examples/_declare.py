@@ -1,0 +1,300 @@
+"""declare(): an op module's one declaration, from which everything that is not the op's math is made.
+
+    SPEC = declare("scale(Tensor x, float alpha) -> Tensor", kind="elementwise", reference=reference)
+    scale = SPEC.function
+
+The build reads the schema and the options it needs (kind, with_out) from the module's source and
+writes the op's C++ registration, host code and launches into build/opgen/ (_opgen/cpp.py). On import,
+declare() makes the rest: the public function with the schema's parameters and type hints, the fake
+kernels torch.compile traces with, the autograd registration, and the SPEC the conformance suite and
+the benchmarks read. Template-owned: a fix here reaches every declared op.
+"""
+
+from __future__ import annotations
+import __future__
+
+import ast
+import linecache
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from . import _build
+from ._autograd import below_autograd, first_order_only, needs_autograd
+from ._error_model import sum_error
+from ._opgen import model as op_model
+from ._opgen.declaration import KINDS, split_definition
+from ._opgen.errors import DeclarationError
+from ._spec import OpSpec, TensorArg
+
+__all__ = ["declare", "DeclarationError", "TensorArg"]
+
+# Sizes the reduction checks run on: short rows (a warp each), long rows (a block each), empty rows and batches.
+REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 0), (0, 9), (1000, 3)]
+DEFAULT_DOMAIN = {"elementwise": (-4.0, 4.0), "reduction": (-1.0, 1.0)}
+
+
+def declare(
+    schema: str,
+    *,
+    kind: str,
+    reference: Callable | None = None,
+    term: Callable | None = None,
+    domain: dict[str, tuple[float, float]] | None = None,
+    example: dict[str, Any] | None = None,
+    with_out: bool = False,
+    **spec_options: Any,
+) -> OpSpec:
+    """Declare the op `schema` names (the module's own name), whose math is csrc/<op>/<op>.h.
+
+    kind: "elementwise" (Forward/Backward functors over same-shape tensors) or "reduction" (a sum of
+      Term over one dimension, TermGrad its derivative).
+    reference: the op in plain PyTorch, with the schema's parameters (elementwise); a reduction's is
+      the sum of `term`, the per-element math in plain PyTorch.
+    domain: {tensor: (low, high)}, where the tests draw its values (default -4..4; -1..1 for a sum).
+    example: {scalar: value} that tests and benchmarks pass where the schema gives no default.
+    with_out: also an `<op>_out(..., *, Tensor(a!) out)` twin.
+    spec_options: any other OpSpec field (tolerances, error_bound, shapes, dtypes, compiles, ...).
+    """
+    op, signature = split_definition(schema, "declare()")
+    if kind not in KINDS:
+        raise DeclarationError(f"{op}: kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
+    m = op_model.build(op, kind, signature, with_out)
+    glue = _Glue(m, _build.NAMESPACE)
+    if kind == "reduction":
+        if term is None:
+            raise DeclarationError(f"{op}: a reduction declares term=, what it sums in plain PyTorch")
+        reference = reference or glue.reduction_reference(term)
+        spec_options.setdefault("error_bound", glue.reduction_error_bound(term))
+        spec_options.setdefault("shapes", REDUCTION_SHAPES)
+    elif reference is None:
+        raise DeclarationError(f"{op}: declare reference=, the op in plain PyTorch that the tests hold it to")
+    glue.register_fakes()
+    if m.differentiable:
+        glue.register_autograd()
+    args = _spec_args(
+        m, {**dict.fromkeys([a.name for a in m.tensors], DEFAULT_DOMAIN[kind]), **(domain or {})}, example or {}
+    )
+    common = dict(reference=reference, args=args, kind=kind, derived=True, **spec_options)
+    if m.out is None:
+        common.setdefault("large", kind == "elementwise")
+    twins = ()
+    if with_out:
+        twin_options = {k: v for k, v in common.items() if k not in ("large", "differentiable")}
+        twins = (
+            OpSpec(name=f"{op}_out", op=glue.overload("_out"), function=glue.out_twin(), out="out", **twin_options),
+        )
+    return OpSpec(
+        name=op,
+        op=glue.overload(),
+        function=glue.function(),
+        differentiable=tuple(a.name for a in m.differentiable),
+        out=m.out.name if m.out is not None else None,
+        twins=twins,
+        **common,
+    )
+
+
+def _spec_args(m, domain: dict, example: dict) -> dict[str, Any]:
+    unknown = sorted(set(domain) - {a.name for a in m.tensors}) + sorted(set(example) - {a.name for a in m.scalars})
+    if unknown:
+        raise DeclarationError(f"{m.op}: domain= and example= name arguments the schema lacks: {', '.join(unknown)}")
+    args = {}
+    for arg in m.schema.args:
+        if arg.mutable:
+            continue
+        if arg.is_tensor:
+            args[arg.name] = TensorArg(domain=tuple(domain[arg.name]))
+        else:
+            args[arg.name] = example.get(arg.name, ast.literal_eval(m.sample_scalars[arg.name]))
+    return args
+
+
+class _Glue:
+    """Python made from the op model: functions with the schema's own parameters are compiled from
+    source (as dataclasses does), so they cost no more a call than hand-written ones."""
+
+    def __init__(self, m, namespace: str):
+        self.m, self.ns = m, namespace
+        self.packet = getattr(getattr(torch.ops, namespace), m.op)
+
+    def overload(self, suffix: str = ""):
+        return getattr(getattr(torch.ops, self.ns), self.m.op + suffix).default
+
+    def _compile(self, name: str, source: str, **names: Any) -> Callable:
+        filename = f"<{self.ns}::{self.m.op} {name}, made by declare()>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
+        code = compile(source, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+        scope = {"torch": torch, "Tensor": Tensor, **names}
+        exec(code, scope)
+        return scope[name]
+
+    # ---- the public functions -------------------------------------------------------------------
+    def function(self) -> Callable:
+        m = self.m
+        call = f"_op({m.python_call_args})"
+        if m.out is not None:
+            body = f"    {call}\n"
+            returns, doc = (
+                "None",
+                f"Write {m.op} of {m.tensor_names} into {m.out.name} (any strides, not overlapping an input).",
+            )
+        else:
+            inputs = m.autograd_inputs
+            body = (
+                f"    if needs_autograd({inputs}):\n        return {call}\n"
+                f"    with below_autograd():  # nothing to differentiate: skip the autograd layer's Python\n"
+                f"        return {call}\n"
+            )
+            returns, doc = "Tensor", self._doc()
+        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{body}'
+        return self._compile(
+            m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
+        )
+
+    def out_twin(self) -> Callable:
+        m = self.m
+        source = (
+            f"def {m.op}_out({m.python_params(with_out=True)}) -> None:\n"
+            f'    """{m.op}(...) written into out (any strides; not overlapping an input)."""\n'
+            f"    _op({m.python_call_args}, out=out)\n"
+        )
+        return self._compile(f"{m.op}_out", source, _op=self.overload("_out"))
+
+    def _doc(self) -> str:
+        m = self.m
+        if m.kind == "reduction":
+            where = "dimension `dim`" if m.has_dim else "the last dimension"
+            return (
+                f"Sum {m.op}'s term over {where} of {m.reduce_arg}.\n\n    float32, float16, bfloat16 and float64 "
+                "on CPU and CUDA, accumulated in float32 (float64 for float64);\n    differentiable; traceable by "
+                "torch.compile(fullgraph=True).\n    "
+            )
+        return (
+            f"Apply {m.op} element-wise.\n\n    {m.tensor_names}: float32, float16, bfloat16 or float64 tensors "
+            "of one shape, dtype and device\n    (CPU or CUDA), any strides; the result is contiguous. "
+            "Differentiable; traceable by torch.compile(fullgraph=True).\n    "
+        )
+
+    # ---- what the tests and benchmarks call a reduction's reference and error bound -------------
+    def _reduction_dims(self) -> tuple[str, str]:
+        m = self.m
+        return ("dim" if m.has_dim else "-1"), ("keepdim" if m.has_keepdim else "False")
+
+    def reduction_reference(self, term: Callable) -> Callable:
+        m, (dim, keepdim) = self.m, self._reduction_dims()
+        source = (
+            f"def reference({m.python_params()}) -> Tensor:\n"
+            f'    """{m.op} in plain PyTorch: term() summed."""\n'
+            f"    return term({m.reduce_arg}).sum(dim={dim}, keepdim={keepdim})\n"
+        )
+        return self._compile("reference", source, term=term)
+
+    def reduction_error_bound(self, term: Callable) -> Callable:
+        """What a correct sum adds to its result's rounding: size(dim) terms accumulated in float32
+        (float64 for float64); see _error_model.py."""
+        m, (dim, keepdim) = self.m, self._reduction_dims()
+        x = m.reduce_arg
+        source = (
+            f"def error_bound(dtype, {m.python_params()}) -> Tensor:\n"
+            f"    length = {x}.shape[{dim}] if {x}.dim() else 1\n"
+            f"    return sum_error(term({x}).abs().sum(dim={dim}, keepdim={keepdim}), length, dtype)\n"
+        )
+        return self._compile("error_bound", source, term=term, sum_error=sum_error)
+
+    # ---- fake kernels: the results' shapes, for torch.compile and opcheck -----------------------
+    def register_fakes(self) -> None:
+        m, name = self.m, f"{self.ns}::{self.m.op}"
+        if m.kind == "reduction":
+            dim, keepdim = self._reduction_dims()
+            x = m.reduce_arg
+            fake = self._compile(
+                "fake",
+                f"def fake({m.python_params()}):\n"
+                f"    return {x}.new_empty(reduced_shape({x}, {dim}, {keepdim}, {x!r}))\n",
+                reduced_shape=reduced_shape,
+            )
+        elif m.out is not None:
+            fake = self._compile("fake", f"def fake({m.python_params()}):\n    return None\n")
+        else:
+            fake = self._compile(
+                "fake",
+                f"def fake({m.python_params()}):\n"
+                f"    return torch.empty_like({m.tensors[0].name}, memory_format=torch.contiguous_format)\n",
+            )
+        torch.library.register_fake(name, fake)
+        if m.with_out:
+            torch.library.register_fake(
+                f"{name}_out", self._compile("fake", f"def fake({m.python_params(with_out=True)}):\n    return None\n")
+            )
+        if m.differentiable:
+            torch.library.register_fake(f"{name}_backward", self._backward_fake())
+
+    def _backward_fake(self) -> Callable:
+        m = self.m
+        if m.kind == "reduction":
+            dim, keepdim = self._reduction_dims()
+            x = m.reduce_arg
+            source = (
+                f"def fake(grad, {m.python_args}):\n"
+                f"    torch._check(list(grad.shape) == reduced_shape({x}, {dim}, {keepdim}, {x!r}),\n"
+                f'                 lambda: "grad must have the shape of the result")\n'
+                f"    return torch.empty_like({x}, memory_format=torch.contiguous_format)\n"
+            )
+        elif len(m.differentiable) == 1:
+            source = (
+                f"def fake(grad, {m.python_args}):\n"
+                "    return torch.empty_like(grad, memory_format=torch.contiguous_format)\n"
+            )
+        else:
+            source = (
+                f"def fake(grad, {m.python_args}, {m.needs_names}):\n"
+                f"    return tuple(grad.new_empty(grad.shape if needed else (0,)) for needed in ({m.needs_names},))\n"
+            )
+        return self._compile("fake", source, reduced_shape=reduced_shape)
+
+    # ---- autograd: save the tensor inputs and the scalars, call <op>_backward -------------------
+    def register_autograd(self) -> None:
+        m = self.m
+        arguments = m.schema.args
+        is_tensor = [a.is_tensor for a in arguments]
+        tensor_at = [i for i, t in enumerate(is_tensor) if t]
+        scalar_at = [i for i, t in enumerate(is_tensor) if not t]
+        grad_at = [arguments.index(a) for a in m.differentiable]
+        backward_op = self.overload("_backward")
+        several = m.kind == "elementwise" and len(grad_at) > 1  # then <op>_backward takes needs_<x> flags
+
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*(inputs[i] for i in tensor_at))
+            ctx.scalars = [inputs[i] for i in scalar_at]
+
+        def backward(ctx, grad):
+            tensors, scalars = iter(ctx.saved_tensors), iter(ctx.scalars)
+            call_args = [next(tensors) if t else next(scalars) for t in is_tensor]
+            needs = ctx.needs_input_grad
+            grads = [None] * len(arguments)
+            if several:
+                results = backward_op(grad, *call_args, *(needs[i] for i in grad_at))
+                for i, result in zip(grad_at, results):
+                    grads[i] = result if needs[i] else None
+            else:
+                grads[grad_at[0]] = backward_op(grad, *call_args)
+            return tuple(grads)
+
+        torch.library.register_autograd(f"{self.ns}::{m.op}", backward, setup_context=setup_context)
+        first_order_only(f"{self.ns}::{m.op}_backward")
+
+
+def reduced_shape(x: Tensor, dim: int, keepdim: bool, name: str = "x") -> list[int]:
+    """x's shape without dimension `dim` (or with size 1 there, for keepdim), as the kernels check it."""
+    torch._check(x.dim() >= 1, lambda: f"{name} must have at least one dimension (the one reduced), got a scalar")
+    torch._check(-x.dim() <= dim < x.dim(), lambda: f"dim must be in [{-x.dim()}, {x.dim() - 1}], got {dim}")
+    dim = dim % x.dim()
+    return [1 if d == dim else size for d, size in enumerate(x.shape) if keepdim or d != dim]
+
+
+def public_names(spec: OpSpec) -> dict[str, Callable]:
+    """{name: function} an op module exports: the op's function and its out= twin."""
+    return {s.name: s.function for s in (spec, *spec.twins)}
