@@ -180,6 +180,8 @@ def draw(spec: OpSpec, shape: Sequence[int], dtype: torch.dtype, device, layout:
         return value
 
     args = {name: drawn(value) for name, value in spec.args.items()}
+    if spec.condition is not None:
+        spec.condition(args)
     if spec.out:
         args[spec.out] = torch.full_like(spec.reference(**args), float("nan"))
     return args

@@ -73,6 +73,9 @@ class OpSpec:
     compiles: bool = True  # torch.compile(fullgraph=True) traces it
     first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
     large: bool = False  # run the > 2**31-element case (on a GPU with enough memory)
+    # Called on every draw's arguments (in place) to move them off the op's discontinuities, where the
+    # op and its float64 reference may rightly differ (a top-k routing tie, an argmax between equals).
+    condition: Callable[[dict], None] | None = None
     # Declared with declare(): the suite also runs the checks of what its derived glue promises
     # (special values for an element-wise op; scalars, empty rows, every dim for a reduction).
     derived: bool = False

@@ -9,5 +9,7 @@ next build. Stdlib and jinja2 (a torch dependency) only: setup.py, CMake and `op
 without importing the package.
 """
 
+# The template release this project is on (CHANGELOG.md of the template says what each one asks of you).
+TEMPLATE_VERSION = "0.2.0"
 # What `declare(...)` reads and the generator writes; `opgen` refuses a project whose API differs.
 DECLARATION_API = 1

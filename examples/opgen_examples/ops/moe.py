@@ -91,6 +91,23 @@ def _tokens_hidden(shape: tuple) -> tuple:
     return (shape[0] if shape else 1, 8)
 
 
+def without_near_ties(x: Tensor, gate_weight: Tensor, top_k: int, margin: float = 1e-3) -> None:
+    """Redraw (in place) the rows of x whose top_k-th and next-best logits are within `margin`
+    (relative) of each other. There the op's float32 router and a float64 reference may pick
+    different experts: a jump of the exact function at a tie, not an error of the op. Seen: 20000
+    tokens, 64 experts, top 6, one token's row off by 0.03, for some draws."""
+    if top_k >= gate_weight.shape[0] or x.numel() == 0:
+        return
+    for _ in range(100):
+        top = (x.double() @ gate_weight.double().t()).topk(top_k + 1, dim=-1).values
+        near = top[:, top_k - 1] - top[:, top_k] < margin * top.abs().amax(dim=-1).clamp_min(1.0)
+        if not near.any():
+            return
+        fresh = torch.rand(int(near.sum()), x.shape[1], dtype=torch.float64, device=x.device) * 2 - 1
+        x[near] = fresh.to(x.dtype)
+    raise AssertionError("could not draw inputs without near-ties in the routing")
+
+
 # The routing is expressed by the drawn gate weights; E = 8 experts with ffn 24, top_k = 2. The
 # weights' ranges keep every intermediate O(1) for the hidden sizes in `shapes` (test_moe.py scales
 # them to each size, and covers other E, ffn and top_k, E up to 256).
@@ -107,4 +124,5 @@ SPEC = OpSpec(
     differentiable=(),  # forward only: test_moe.py checks that backward raises
     # (tokens, hidden): one token, odd sizes, multiples of 8 (the CUDA combine's vector path), none.
     shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
+    condition=lambda args: without_near_ties(args["x"], args["gate_weight"], args["top_k"]),
 )
