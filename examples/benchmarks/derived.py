@@ -48,8 +48,13 @@ def _elementwise(spec, scalars: dict) -> SimpleNamespace:
         bytes_moved = (len(spec.tensor_args) + 1) * size * element
         reference_args = {k: v for k, v in args.items() if k != spec.out}
         case = f"n={size_name(size)} {dtype_name(dtype)}{' misaligned' if misaligned else ''}"
-        bench.compare(spec.name, case, bytes_moved=bytes_moved, ours=lambda: spec.function(**args),
-                      eager=lambda: spec.reference(**reference_args))
+        bench.compare(
+            spec.name,
+            case,
+            bytes_moved=bytes_moved,
+            ours=lambda: spec.function(**args),
+            eager=lambda: spec.reference(**reference_args),
+        )
 
     def run(bench) -> None:
         for dtype in (torch.float32, torch.bfloat16):
@@ -60,13 +65,24 @@ def _elementwise(spec, scalars: dict) -> SimpleNamespace:
         if spec.out:
             args[spec.out] = tensor(numel)
         first = args[spec.tensor_args[0]]
-        return {"ours": lambda: spec.function(**args), "raw": lambda: spec.op(**args),
-                "native": lambda: torch.add(first, first)}
+        return {
+            "ours": lambda: spec.function(**args),
+            "raw": lambda: spec.op(**args),
+            "native": lambda: torch.add(first, first),
+        }
 
     return SimpleNamespace(
-        SIZE_LABEL="elements", SWEEP=elementwise_points(), HOST_NATIVE="torch.add",
-        TARGETS=[beats_eager_and_compile(), near_copy_when_misaligned("float32 misaligned"), host_within(2.0, "torch.add")],
-        run=run, measure=measure, host_calls=host_calls,
+        SIZE_LABEL="elements",
+        SWEEP=elementwise_points(),
+        HOST_NATIVE="torch.add",
+        TARGETS=[
+            beats_eager_and_compile(),
+            near_copy_when_misaligned("float32 misaligned"),
+            host_within(2.0, "torch.add"),
+        ],
+        run=run,
+        measure=measure,
+        host_calls=host_calls,
     )
 
 
@@ -79,8 +95,13 @@ def _reduction(spec, scalars: dict) -> SimpleNamespace:
         if "dim" in args:
             args["dim"] = -1
         bytes_moved = args[x].nbytes + rows * args[x].element_size()
-        bench.compare(spec.name, f"{rows}x{size} {dtype_name(dtype)}", bytes_moved=bytes_moved,
-                      ours=lambda: spec.function(**args), eager=lambda: spec.reference(**args))
+        bench.compare(
+            spec.name,
+            f"{rows}x{size} {dtype_name(dtype)}",
+            bytes_moved=bytes_moved,
+            ours=lambda: spec.function(**args),
+            eager=lambda: spec.reference(**args),
+        )
 
     def run(bench) -> None:
         for rows, cols in [(1 << 20, 256), (4096, 65536)]:  # short rows (a warp each), long rows (a block each)
@@ -88,8 +109,11 @@ def _reduction(spec, scalars: dict) -> SimpleNamespace:
 
     def host_calls(numel: int) -> dict:
         args = {x: tensor((numel, 1)), **scalars}
-        return {"ours": lambda: spec.function(**args), "raw": lambda: spec.op(**args),
-                "native": lambda: torch.sum(args[x], dim=-1)}
+        return {
+            "ours": lambda: spec.function(**args),
+            "raw": lambda: spec.op(**args),
+            "native": lambda: torch.sum(args[x], dim=-1),
+        }
 
     return SimpleNamespace(
         SIZE_LABEL=f"row length (rows x length = 2^{REDUCTION_TOTAL.bit_length() - 1})",
@@ -99,5 +123,7 @@ def _reduction(spec, scalars: dict) -> SimpleNamespace:
         ],
         HOST_NATIVE="torch.sum",
         TARGETS=[beats_eager_and_compile(), host_within(2.0, "torch.sum")],
-        run=run, measure=measure, host_calls=host_calls,
+        run=run,
+        measure=measure,
+        host_calls=host_calls,
     )

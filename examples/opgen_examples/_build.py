@@ -78,15 +78,7 @@ def own_glue_ops() -> list[str]:
 
 def op_names() -> list[str]:
     """Every op: each declared one and each csrc/<op>/<op>.cpp, found without a hand-kept list."""
-    declared, own = declared_ops(), own_glue_ops()
-    both = sorted(set(declared) & set(own))
-    if both:
-        op = both[0]
-        raise ValueError(
-            f"op {op!r} has a declaration ({declared[op].where}) and its own csrc/{op}/{op}.cpp: the build derives "
-            "the glue of a declared op, so delete that .cpp (or declare() and own all the glue, as a blank op does)"
-        )
-    return sorted([*declared, *own])
+    return sorted(set(declared_ops()) | set(own_glue_ops()))
 
 
 def op_dependencies(op: str) -> list[str]:
@@ -121,13 +113,14 @@ def with_dependencies(selection: list[str]) -> list[str]:
 
 
 def op_sources(op: str, with_cuda: bool) -> list[Path]:
-    """The op's sources: its own .cpp (and .cu) files in csrc/<op>/, with the glue derived from its
-    declaration (written into build/opgen/<op>/ now, where its text changed) for a declared op."""
+    """The op's sources: its own .cpp (and .cu) files in csrc/<op>/; for a declared op without its own
+    <op>.cpp, the glue derived from its declaration (written into build/opgen/<op>/ now, where its
+    text changed) and any other sources of its own."""
     folder = CSRC / op
     patterns = ["*.cpp", "*.cu"] if with_cuda else ["*.cpp"]
     own = sorted(p for pattern in patterns for p in folder.glob(pattern))
     declaration = declared_ops().get(op)
-    if declaration is None:
+    if declaration is None or (folder / f"{op}.cpp").is_file():  # an ejected op owns its C++ glue
         if not (folder / f"{op}.cpp").is_file():
             raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
         return own

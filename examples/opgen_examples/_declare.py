@@ -73,7 +73,8 @@ def declare(
         raise DeclarationError(f"{op}: declare reference=, the op in plain PyTorch that the tests hold it to")
     glue.register_fakes()
     if m.differentiable:
-        glue.register_autograd()
+        # first_order_only=False: the module registers its backward op's own autograd formula.
+        glue.register_autograd(first_order=spec_options.get("first_order_only", True))
     args = _spec_args(
         m, {**dict.fromkeys([a.name for a in m.tensors], DEFAULT_DOMAIN[kind]), **(domain or {})}, example or {}
     )
@@ -256,7 +257,7 @@ class _Glue:
         return self._compile("fake", source, reduced_shape=reduced_shape)
 
     # ---- autograd: save the tensor inputs and the scalars, call <op>_backward -------------------
-    def register_autograd(self) -> None:
+    def register_autograd(self, first_order: bool = True) -> None:
         m = self.m
         arguments = m.schema.args
         is_tensor = [a.is_tensor for a in arguments]
@@ -284,7 +285,8 @@ class _Glue:
             return tuple(grads)
 
         torch.library.register_autograd(f"{self.ns}::{m.op}", backward, setup_context=setup_context)
-        first_order_only(f"{self.ns}::{m.op}_backward")
+        if first_order:
+            first_order_only(f"{self.ns}::{m.op}_backward")
 
 
 def reduced_shape(x: Tensor, dim: int, keepdim: bool, name: str = "x") -> list[int]:

@@ -11,9 +11,8 @@ import opgen_testing as testing
 import pytest
 import torch
 
-from opgen_examples.ops.vector_add import SPECS, naive, reference, vector_add
+from opgen_examples.ops.vector_add import SPEC, naive, reference, vector_add
 
-SPEC = SPECS[0]
 
 SPECIAL_VALUES = [0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, float("inf"), float("-inf"), float("nan")]
 

@@ -13,7 +13,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import manifest, render
+from . import formatting, manifest, render
 from .errors import OpgenError
 from .project import Project
 
@@ -93,28 +93,30 @@ def plan_op(project: Project, op: str, entry: dict) -> Plan:
         plan.problems.append(f"{module_path}: no SPEC = OpSpec(...) to read the input domains from")
         return plan
     domain, example = _args_of(call, module_path, plan.problems)
-    for keyword in call.keywords:
-        if keyword.arg not in _DERIVED_FIELDS:
-            plan.problems.append(f"{module_path}:{keyword.value.lineno}: SPEC's {keyword.arg}=: pass it to declare() "
-                                 "by hand (declare() takes every OpSpec field)")
+    # Other OpSpec fields (tolerances, an error bound, first_order_only=False, ...) go to declare() as written.
+    extra = {k.arg: _segment(text, k.value) for k in call.keywords if k.arg not in _DERIVED_FIELDS}
     if kind == "reduction" and not term_from_reference:
         reference = functions.get("reference")
         returned = reference.body[-1] if reference else None
         if not (isinstance(returned, ast.Return) and "term(" in _segment(text, returned) and ".sum(" in _segment(text, returned)):
             plan.problems.append(f"{module_path}:{reference.lineno if reference else 1}: reference() is not term() "
                                  "summed, which a declared reduction derives: move the difference into term()")
-    own = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Assign))
-           and _defined_name(n) not in _DERIVED_NAMES | {op, f"{op}_out", "reference", "term"}]
+    ns = project.namespace
+    own = [n for n in tree.body if not _is_stamped(n, op, ns) and not isinstance(n, (ast.Import, ast.ImportFrom))
+           and not (isinstance(n, ast.FunctionDef) and n.name in ("reference", "term"))
+           and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]  # the docstring
     for node in own:
-        plan.problems.append(f"{module_path}:{node.lineno}: {_defined_name(node)} is the module's own code: the "
-                             "declaration layout keeps reference()/term() only; move it (or keep the op as it is)")
+        name = _defined_name(node)
+        if name in {"declare", "SPEC"}:
+            plan.problems.append(f"{module_path}:{node.lineno}: {name} is a name the declaration layout uses: rename it")
     if plan.problems:
         return plan
 
     ctx = render.context(op, project.package, project.namespace, kind, entry.get("schema"),
                          entry.get("with_out", False), project.root)
     fresh = render.render_op(kind, ctx, project.root)
-    plan.writes[module_path] = _carried_module(fresh[module_path], text, tree, functions[math_name], domain, example)
+    carried = _carried_module(fresh[module_path], text, tree, functions[math_name], domain, example, own, extra)
+    plan.writes[module_path] = formatting.format_files(project.root, {module_path: carried})[module_path]
     card = f"docs/ops/{op}.md"
     for path, digest in entry["files"].items():
         current = project.root / path
@@ -155,6 +157,24 @@ def _with_term_from_reference(text: str, tree: ast.Module, reference: ast.Functi
     return text, ast.parse(text)
 
 
+def _is_stamped(node: ast.AST, op: str, ns: str) -> bool:
+    """What the old templates wrote into the module and the declaration now derives: the op's (and its
+    out= twin's) function, fake kernels, autograd and SPEC."""
+    ours = {f"{ns}::{op}", f"{ns}::{op}_backward", f"{ns}::{op}_out"}
+    if isinstance(node, ast.FunctionDef):
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.args[0], ast.Constant):
+                return decorator.args[0].value in ours
+        return node.name in {op, f"{op}_out", "_setup_context", "_backward", "_reduced_shape", "error_bound"}
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        func = getattr(call.func, "attr", getattr(call.func, "id", ""))
+        target = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else None
+        return (func == "register_autograd" and target == f"{ns}::{op}") or (
+            func == "first_order_only" and target == f"{ns}::{op}_backward")
+    return isinstance(node, ast.Assign) and _defined_name(node) in {"SPEC", "SPECS", "__all__"}
+
+
 def _defined_name(node: ast.AST) -> str:
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
         return node.name
@@ -162,29 +182,41 @@ def _defined_name(node: ast.AST) -> str:
     return target.id if isinstance(target, ast.Name) else "?"
 
 
-def _carried_module(fresh: str, old: str, tree: ast.Module, math: ast.FunctionDef, domain: dict, example: dict) -> str:
-    """The freshly rendered declaration module with the old one's docstring, math function (and the
-    imports it uses), domains and scalar values."""
+def _carried_module(fresh: str, old: str, tree: ast.Module, math: ast.FunctionDef, domain: dict, example: dict,
+                    own: list[ast.AST], extra: dict[str, str]) -> str:
+    """The freshly rendered declaration module with the old one's docstring, math function, the
+    module's own code (its functions before the declaration, the rest after it), the imports those
+    use, SPEC's domains, scalar values and other fields."""
+    old_lines = old.splitlines(keepends=True)
+
+    def whole(node: ast.AST) -> str:  # the node's lines: the comments above it, decorators, trailing comments
+        first = (node.decorator_list[0].lineno if getattr(node, "decorator_list", None) else node.lineno) - 1
+        while first > 0 and old_lines[first - 1].lstrip().startswith("#"):
+            first -= 1
+        return "".join(old_lines[first : node.end_lineno])
+
     fresh_tree = ast.parse(fresh)
     fresh_math = next(n for n in fresh_tree.body if isinstance(n, ast.FunctionDef) and n.name == math.name)
     lines = fresh.splitlines(keepends=True)
-    start = (fresh_math.decorator_list[0].lineno if fresh_math.decorator_list else fresh_math.lineno) - 1
-    first = (math.decorator_list[0].lineno if math.decorator_list else math.lineno) - 1
-    whole_lines = "".join(old.splitlines(keepends=True)[first : math.end_lineno])  # its trailing comments too
-    text = "".join(lines[:start]) + whole_lines + "".join(lines[fresh_math.end_lineno:])
-    used = {n.id for n in ast.walk(math) if isinstance(n, ast.Name)} | {
-        n.value.id for n in ast.walk(math) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+    before = [whole(n) for n in own if isinstance(n, ast.FunctionDef)]
+    after = [whole(n) for n in own if not isinstance(n, ast.FunctionDef)]
+    math_and_helpers = "\n\n".join([whole(math), *before])
+    text = "".join(lines[: fresh_math.lineno - 1]) + math_and_helpers + "".join(lines[fresh_math.end_lineno :])
+    if after:
+        text = text.rstrip("\n") + "\n\n\n" + "\n\n".join(after)
+    carried_nodes = [math, *own]
+    used = {n.id for node in carried_nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
     present = {alias.asname or alias.name.split(".")[0] for n in fresh_tree.body
                if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
     carried = []
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.level):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
             names = [a for a in node.names if (a.asname or a.name.split(".")[0]) in used - present]
             if names:
                 carried.append(ast.unparse(type(node)(**{**node.__dict__, "names": names})))
     if carried:
         anchor = "from .._declare import declare\n"
-        text = text.replace(anchor, "\n".join(sorted(carried)) + "\n\n" + anchor, 1)
+        text = text.replace(anchor, "\n".join(sorted(carried)) + "\n" + anchor, 1)
     docstring = ast.get_docstring(tree, clean=False)
     if docstring:
         fresh_doc = fresh_tree.body[0]
@@ -198,6 +230,13 @@ def _carried_module(fresh: str, old: str, tree: ast.Module, math: ast.FunctionDe
             for k in n.keywords if k.arg == "example")) if "example=" in fresh else {}
         if fresh_example:
             text = text.replace(f"example={fresh_example!r}".replace("'", '"'), f"example={example!r}".replace("'", '"'))
+    old_all = next((n.value for n in tree.body if isinstance(n, ast.Assign) and _defined_name(n) == "__all__"), None)
+    if isinstance(old_all, ast.List) and "\n__all__ = " in text:  # what the module exported, its own names too
+        start = text.index("\n__all__ = ") + 1
+        text = text[:start] + f"__all__ = {ast.unparse(old_all)}" + text[text.index("\n", start):]
+    if extra:
+        fields = "".join(f"    {name}={source},\n" for name, source in extra.items())
+        text = text.replace("\n)\n", "\n" + fields + ")\n", 1) if "\n)\n" in text else text
     return text
 
 
