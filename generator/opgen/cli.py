@@ -163,7 +163,8 @@ def cmd_upgrade(project: Project, ops: list[str], dry_run: bool) -> int:
         for path, text in plan.writes.items():
             print(f"{plan.op}: {'would rewrite' if dry_run else 'rewrote'} {path}")
             transaction.write(path, text)
-            entry["files"][path] = manifest.digest(text)
+            if path not in plan.carries_user_code:  # that one stays "edited": `opgen remove` keeps it without --force
+                entry["files"][path] = manifest.digest(text)
         for path in plan.removes:
             print(f"{plan.op}: {'would delete' if dry_run else 'deleted'} {path} (derived from the declaration now)")
             transaction.remove(path)

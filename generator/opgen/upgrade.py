@@ -31,6 +31,7 @@ class Plan:
     removes: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # edited files the build keeps using
     problems: list[str] = field(default_factory=list)  # what the user must move by hand
+    carries_user_code: set[str] = field(default_factory=set)  # rewritten files holding the user's code
 
 
 def _segment(text: str, node: ast.AST) -> str:
@@ -117,6 +118,7 @@ def plan_op(project: Project, op: str, entry: dict) -> Plan:
     fresh = render.render_op(kind, ctx, project.root)
     carried = _carried_module(fresh[module_path], text, tree, functions[math_name], domain, example, own, extra)
     plan.writes[module_path] = formatting.format_files(project.root, {module_path: carried})[module_path]
+    plan.carries_user_code.add(module_path)
     card = f"docs/ops/{op}.md"
     for path, digest in entry["files"].items():
         current = project.root / path

@@ -1,17 +1,29 @@
-"""fused_relu_scale: Say here in a sentence what it computes.
+"""fused_relu_scale: y = max(x, 0) * alpha, element-wise in one pass, kernels in
+csrc/fused_relu_scale/ (the math in fused_relu_scale.h); ReluScaleModel uses it inside an nn.Module.
 
 The math is in csrc/fused_relu_scale/fused_relu_scale.h; the rest is derived from SPEC below,
 which the build reads too: keep its schema and kind literal.
 """
 
+import torch
 from torch import Tensor
 
 from .._declare import declare
 
 
 def reference(x: Tensor, alpha: float) -> Tensor:
-    """fused_relu_scale in plain PyTorch: the tests hold the kernels to it in float64."""
-    return x * alpha
+    """fused_relu_scale in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
+    return torch.relu(x) * alpha
+
+
+def naive(x: Tensor, alpha: float) -> Tensor:
+    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
+    return torch.ops.examples.fused_relu_scale_naive.default(x, alpha)
+
+
+@torch.library.register_fake("examples::fused_relu_scale_naive")
+def _(x: Tensor, alpha: float) -> Tensor:
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 SPEC = declare(
@@ -22,4 +34,16 @@ SPEC = declare(
     example={"alpha": 1.5},  # the scalars tests and benchmarks pass
 )
 fused_relu_scale = SPEC.function
-__all__ = ["fused_relu_scale"]
+__all__ = ["fused_relu_scale", "ReluScaleModel"]
+
+
+class ReluScaleModel(torch.nn.Module):
+    """The seed's model: Linear(features, features), then fused_relu_scale(alpha)."""
+
+    def __init__(self, features: int = 100, alpha: float = 1.5):
+        super().__init__()
+        self.linear = torch.nn.Linear(features, features)
+        self.alpha = alpha
+
+    def forward(self, x: Tensor) -> Tensor:
+        return fused_relu_scale(self.linear(x), alpha=self.alpha)

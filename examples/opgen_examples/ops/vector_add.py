@@ -1,17 +1,28 @@
-"""vector_add: Say here in a sentence what it computes.
+"""vector_add: c = a + b, element-wise, kernels in csrc/vector_add/ (the math in vector_add.h).
 
 The math is in csrc/vector_add/vector_add.h; the rest is derived from SPEC below,
 which the build reads too: keep its schema and kind literal.
 """
 
+import torch
 from torch import Tensor
 
 from .._declare import declare
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
-    """vector_add in plain PyTorch: the tests hold the kernels to it in float64."""
-    return a * b
+    """vector_add in plain PyTorch: the tests compare against it in float64, the benchmark times it."""
+    return a + b
+
+
+def naive(a: Tensor, b: Tensor) -> Tensor:
+    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
+    return torch.ops.examples.vector_add_naive.default(a, b)
+
+
+@torch.library.register_fake("examples::vector_add_naive")
+def _(a: Tensor, b: Tensor) -> Tensor:
+    return torch.empty_like(a, memory_format=torch.contiguous_format)
 
 
 SPEC = declare(
