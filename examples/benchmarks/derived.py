@@ -28,7 +28,10 @@ def declared_ops() -> list[str]:
 
 def module_for(op: str) -> SimpleNamespace:
     """bench_<op>'s attributes, made from the op's SPEC."""
-    spec = importlib.import_module(f"{PACKAGE}.ops.{op}").SPEC
+    return from_spec(importlib.import_module(f"{PACKAGE}.ops.{op}").SPEC)
+
+
+def from_spec(spec) -> SimpleNamespace:
     scalars = {name: value for name, value in spec.args.items() if name not in spec.tensor_args}
     if spec.kind == "reduction":
         return _reduction(spec, scalars)

@@ -46,26 +46,27 @@ DERIVED = PROJECT_ROOT / "build" / "opgen"
 
 
 def derivation():
-    """The package's _opgen (declarations, schema, op model, glue templates). Loaded from its folder
-    when this file runs outside the package (setup.py, CMake), which must not import the package."""
+    """The package's _opgen (declarations, schema, op model, glue templates), its modules loaded. Loaded
+    from its folder when this file runs outside the package (setup.py, CMake), which must not import
+    the package."""
     if __package__:
-        from . import _opgen
-
-        return _opgen
-    name = f"_{PACKAGE}_opgen"
-    if name not in sys.modules:
-        folder = PACKAGE_DIR / "_opgen"
-        spec = importlib.util.spec_from_file_location(
-            name, folder / "__init__.py", submodule_search_locations=[str(folder)]
-        )
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
+        name = f"{__package__}._opgen"
+    else:
+        name = f"_{PACKAGE}_opgen"
+        if name not in sys.modules:
+            folder = PACKAGE_DIR / "_opgen"
+            spec = importlib.util.spec_from_file_location(
+                name, folder / "__init__.py", submodule_search_locations=[str(folder)]
+            )
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[name])
+    for part in ("errors", "schema", "model", "declaration", "cpp"):
+        importlib.import_module(f"{name}.{part}")
     return sys.modules[name]
 
 
 def declared_ops() -> dict:
     """{op: declaration} of the ops whose glue is derived: `declare(...)` in <package>/ops/<op>.py."""
-    importlib.import_module(f"{derivation().__name__}.declaration")
     return derivation().declaration.find(PACKAGE_DIR / "ops")
 
 
@@ -126,7 +127,6 @@ def op_sources(op: str, with_cuda: bool) -> list[Path]:
         return own
     if not (folder / f"{op}.h").is_file():
         raise FileNotFoundError(f"{declaration.where} declares {op!r}, whose math should be in {folder / (op + '.h')}")
-    importlib.import_module(f"{derivation().__name__}.cpp")
     derived = derivation().cpp.write(declaration, PACKAGE, NAMESPACE, DERIVED / op)
     return [derived[f"{op}.cpp"], *([derived[f"{op}_cuda.cu"]] if with_cuda else []), *own]
 
