@@ -343,3 +343,41 @@ def test_hygiene_check_names_placeholder_notes_left_once_the_math_is_written(pro
     result = subprocess.run(check, cwd=project, capture_output=True, text=True)
     assert result.returncode == 1
     assert "csrc/cube/cube.h:" in result.stdout and "my_ops/ops/cube.py:1" in result.stdout
+
+
+def test_eject_gives_a_declared_op_its_derived_glue_to_own(project):
+    opgen(project, "new", "tuned", "--schema", "(Tensor x, float k=2.0) -> Tensor")
+    derived_cpp, derived_cu = derived_glue(project, "tuned")
+    result = opgen(project, "eject", "tuned")
+    assert "wrote csrc/tuned/tuned.cpp" in result.stdout and "wrote csrc/tuned/tuned_cuda.cu" in result.stdout
+    own_cpp = (project / "csrc/tuned/tuned.cpp").read_text()
+    assert own_cpp.startswith("// Ejected (template ") and "@generated" not in own_cpp.splitlines()[0]
+    assert own_cpp.split("\n", 1)[1] == derived_cpp.split("\n", 1)[1]  # the same code, the user's now
+    from opgen.project import find_project
+
+    sources = find_project(project).build_config().op_sources("tuned", with_cuda=True)
+    assert sources == [project / "csrc/tuned/tuned.cpp", project / "csrc/tuned/tuned_cuda.cu"]  # built instead
+    again = opgen(project, "eject", "tuned", check=False)
+    assert again.returncode == 2 and "already exist" in again.stderr
+    assert opgen(project, "eject", "nothing_here", check=False).returncode == 2
+
+
+def test_docs_rewrites_generated_cards_keeping_their_figures(project):
+    opgen(project, "new", "cube")
+    card = project / "docs/ops/cube.md"
+    assert opgen(project, "docs").stdout == ""  # as opgen new wrote it: nothing to do
+    module = project / "my_ops/ops/cube.py"
+    module.write_text(module.read_text().replace("Say here in a sentence what it computes.", "x cubed."))
+    figures = "\n| cube | n=2^28 float32 | ours | 1.0 | 3000 |\n"
+    text = card.read_text()
+    card.write_text(text.replace("<!-- opgen:benchmarks -->\n", "<!-- opgen:benchmarks -->" + figures).replace(
+        "Not measured yet", "Measured"))
+    assert "wrote docs/ops/cube.md" in opgen(project, "docs").stdout
+    text = card.read_text()
+    assert "`my_ops.cube` (`torch.ops.my_ops.cube`): x cubed." in text and figures in text
+    card.write_text("# cube, in my words\n")
+    refused = opgen(project, "docs", check=False)
+    assert refused.returncode == 2 and "not @generated" in refused.stderr
+    assert card.read_text() == "# cube, in my words\n"
+    opgen(project, "docs", "--force")
+    assert card.read_text().startswith("<!-- @generated")

@@ -62,3 +62,18 @@ def test_examples_build_and_pass_their_tests():
     build = pip_install_editable(EXAMPLES, env={"MAX_JOBS": "2"})
     assert "torch API) of 12 op(s)" in build.stdout + build.stderr
     run_project_tests(EXAMPLES, "-x")
+
+
+def test_every_op_has_its_doc_card_as_opgen_docs_writes_it():
+    """docs/ops/<op>.md of every example is `opgen docs`'s card (its figures aside: the H100 run's)."""
+    from opgen import cards
+    from opgen.project import find_project
+
+    project = find_project(EXAMPLES)
+    for op in SEED_OPS:
+        text = (EXAMPLES / "docs/ops" / f"{op}.md").read_text()
+        expected = cards.card(project, op)
+        assert text.split(cards.START)[0] == expected.split(cards.START)[0], f"{op}: run `opgen docs` in examples/"
+        assert text.split(cards.END)[1] == expected.split(cards.END)[1], op
+        if op != "custom_add":  # the CPU-only op: nothing measured on the GPU
+            assert f"| {op} |" in text, f"{op}: no figures in its card"

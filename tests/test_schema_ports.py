@@ -78,3 +78,23 @@ def test_the_user_owns_only_the_math(args, tmp_path, template_repo):
     print(f"opgen new foo {' '.join(args)}: {sum(counts.values())} owned lines: {counts}")
     assert set(counts) == {"csrc/foo/foo.h", "my_ops/ops/foo.py"}
     assert sum(counts.values()) <= OWNED_LINES[args]
+
+
+@pytest.mark.slow
+def test_a_compile_error_in_the_math_points_at_the_users_line(tmp_path, template_repo):
+    """The derived glue includes the op's header: the compiler names the user's file and line."""
+    import subprocess
+    import sys
+
+    project = copy_project(template_repo, tmp_path / "my_ops")
+    opgen(project, "new", "broken")
+    header = project / "csrc/broken/broken.h"
+    lines = header.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "return x / (T(1) + std::exp(-x));" in text)
+    lines[line - 1] = lines[line - 1].replace("std::exp(-x)", "std::exp(-x, no_such_name)")
+    header.write_text("\n".join(lines) + "\n")
+    env = {"OPGEN_JIT": "broken", "OPGEN_CPU_ONLY": "1", "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "MAX_JOBS": "2"}
+    result = subprocess.run([sys.executable, "-c", "import my_ops"], cwd=project, capture_output=True, text=True,
+                            env={**__import__("os").environ, **env})
+    assert result.returncode != 0
+    assert f"csrc/broken/broken.h:{line}:" in result.stdout + result.stderr, (result.stdout + result.stderr)[-3000:]

@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
         "it instead of deriving it"))
     eject.add_argument("name", help="the declared op")
 
+    docs = commands.add_parser("docs", help="(re)write the ops' doc cards, docs/ops/<op>.md, from their schemas")
+    docs.add_argument("ops", nargs="*", help="the ops (default: all)")
+    docs.add_argument("--force", action="store_true", help="also replace cards that are not @generated")
+
     bench = commands.add_parser("bench", help="run the benchmarks (python -m benchmarks) and write the report")
     bench.add_argument("ops", nargs="*", help="ops to benchmark (default: all)")
     return parser
@@ -220,6 +224,12 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_upgrade(project, args.ops, args.dry_run)
         if args.command == "eject":
             return cmd_eject(project, args.name)
+        if args.command == "docs":
+            from . import cards
+
+            for path in cards.write(project, args.ops, args.force):
+                print(f"wrote {path}")
+            return 0
         return cmd_bench(project, args.ops)
     except Exception as error:
         if not isinstance(error, OpgenError) and not getattr(error, "user_facing", False):

@@ -50,7 +50,7 @@ def project_derivation(project_root: Path | None, package: str):
 
 
 def context(op: str, package: str, namespace: str, kind: str, schema: str | None = None,
-            with_out: bool = False, project_root: Path | None = None) -> dict:
+            with_out: bool = False, project_root: Path | None = None, summary: str = "") -> dict:
     """What the templates see: names, and `m`, the op model built from the schema by the project's
     own derivation code (<package>/_opgen/model.py)."""
     model = project_derivation(project_root, package).model
@@ -67,6 +67,7 @@ def context(op: str, package: str, namespace: str, kind: str, schema: str | None
         "ns": namespace,
         "kind": kind,
         "m": m,
+        "summary": summary,  # the op in a sentence (its module's docstring), for its doc card
     }
 
 
