@@ -2,11 +2,13 @@
 
 For each project (a generated one with one op of each kind; made here with copier unless given):
   cold        `pip install --no-build-isolation -e .` from scratch
-  pip kernel  the same after touching the elementwise op's .cu (CPU-only builds: its .cpp)
-  jit .h      `OPGEN_JIT=<op>`: import and first call after touching the op's .h (math header)
-  jit kernel  the same after touching its .cu (CPU-only builds: its .cpp)
+  pip .h      the same after touching the elementwise op's math (its .h: what a user edits)
+  jit .h      `OPGEN_JIT=<op>`: import and first call after touching the op's .h
+  jit decl    the same after touching its module (a declared op's declaration: the build derives its
+              glue again, rewriting nothing whose text is the same); "-" for an op with its own glue
   jit none    the same with nothing changed (ninja finds nothing to do)
   python      `python -c "import torch"` alone: the part of every JIT row no build can remove
+Projects of the layout before declarations (given with --project) are timed the same way.
 
     python scripts/build_speed.py [--project DIR ...] [--out FILE.md]
 
@@ -70,11 +72,12 @@ def measure(project: Path) -> dict[str, float]:
     package = package_of(project)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-deps", "-e", "."]
     folder = project / "csrc" / OP
+    module = project / package / "ops" / f"{OP}.py"
+    declared = "declare(" in module.read_text()
     with_cuda = load_build_config(project / package / "_build.py").cuda_build_enabled()
-    kernel = folder / (f"{OP}_cuda.cu" if with_cuda else f"{OP}.cpp")
     times = {"cold": sh(pip, cwd=project)}
-    touch(kernel)
-    times["pip .cu"] = sh(pip, cwd=project)
+    touch(folder / f"{OP}.h")
+    times["pip .h"] = sh(pip, cwd=project)
 
     device = "cuda" if with_cuda and _gpu() else "cpu"
     run_op = (f"import sys, torch, {package}; reference = sys.modules['{package}.ops.{OP}'].reference; "
@@ -85,11 +88,12 @@ def measure(project: Path) -> dict[str, float]:
         sh([sys.executable, "-c", run_op], cwd=project, env=env)  # first JIT build
         touch(folder / f"{OP}.h")
         times["jit .h"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
-        touch(kernel)
-        times["jit .cu"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
+        touch(module)
+        times["jit decl"] = sh([sys.executable, "-c", run_op], cwd=project, env=env) if declared else None
         times["jit none"] = sh([sys.executable, "-c", run_op], cwd=project, env=env)
     times["python"] = sh([sys.executable, "-c", "import torch"], cwd=project)
     times["cuda"] = with_cuda
+    times["layout"] = "declared" if declared else "own glue"
     return times
 
 
@@ -114,14 +118,15 @@ def main() -> None:
             api = "stable" if "torch_api: stable" in (project / ".copier-answers.yml").read_text() else "aten"
             t = measure(project)
             print(f"{api}: {t}", flush=True)
-            rows.append(f"| {api} | {'CUDA' if t['cuda'] else 'CPU-only'} | {t['cold']:.1f} | {t['pip .cu']:.1f} | "
-                        f"{t['jit .h']:.1f} | {t['jit .cu']:.1f} | {t['jit none']:.1f} | {t['python']:.1f} |")
+            decl = "-" if t["jit decl"] is None else f"{t['jit decl']:.1f}"
+            rows.append(f"| {api} | {t['layout']} | {'CUDA' if t['cuda'] else 'CPU-only'} | {t['cold']:.1f} | "
+                        f"{t['pip .h']:.1f} | {t['jit .h']:.1f} | {decl} | {t['jit none']:.1f} | {t['python']:.1f} |")
     table = "\n".join([
         f"Build speed (s), torch {torch.__version__}, {os.cpu_count()} cores, MAX_JOBS={os.environ.get('MAX_JOBS', '-')}:",
         "",
-        "| torch_api | build | cold pip install | pip after kernel edit | JIT after .h edit | JIT after kernel edit "
-        "| JIT, no edit | `import torch` alone |",
-        "|---|---|---|---|---|---|---|---|",
+        "| torch_api | op layout | build | cold pip install | pip after .h edit | JIT after .h edit "
+        "| JIT after declaration edit | JIT, no edit | `import torch` alone |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
     ])
     print(table)
