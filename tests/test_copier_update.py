@@ -1,5 +1,6 @@
 """`copier update` brings template changes into a project and keeps the user's ops and edits."""
 import os
+import re
 import subprocess
 import sys
 
@@ -201,6 +202,9 @@ def test_a_glue_change_reaches_every_declared_op(project, template_repo, tmp_pat
     term.write_text(term.read_text().replace("return x * x;", "return x * x * x;  // my math"))
     module = project / "my_ops/ops/rowsum.py"
     module.write_text(module.read_text().replace("return x * x\n", "return x * x * x  # my term\n"))
+    for path in (header, term, module, project / "my_ops/ops/triple.py"):  # the notes opgen left go too
+        text = re.sub(r"// Placeholder math .*\n", "", path.read_text())
+        path.write_text(text.replace("Say here in a sentence what it", "My own words for what it"))
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "my ops")
     owned = {path: path.read_text() for path in (header, term, module, project / "my_ops/ops/triple.py")}
