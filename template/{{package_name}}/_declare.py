@@ -295,8 +295,3 @@ def reduced_shape(x: Tensor, dim: int, keepdim: bool, name: str = "x") -> list[i
     torch._check(-x.dim() <= dim < x.dim(), lambda: f"dim must be in [{-x.dim()}, {x.dim() - 1}], got {dim}")
     dim = dim % x.dim()
     return [1 if d == dim else size for d, size in enumerate(x.shape) if keepdim or d != dim]
-
-
-def public_names(spec: OpSpec) -> dict[str, Callable]:
-    """{name: function} an op module exports: the op's function and its out= twin."""
-    return {s.name: s.function for s in (spec, *spec.twins)}
