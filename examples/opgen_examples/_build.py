@@ -5,6 +5,7 @@ Stdlib only at import time, so setup.py can load this file without importing the
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
@@ -52,7 +53,7 @@ def derivation():
     if __package__:
         name = f"{__package__}._opgen"
     else:
-        name = f"_{PACKAGE}_opgen"
+        name = f"_{PACKAGE}_opgen_{abs(hash(str(PACKAGE_DIR)))}"  # one per project: tools load several
         if name not in sys.modules:
             folder = PACKAGE_DIR / "_opgen"
             spec = importlib.util.spec_from_file_location(
@@ -65,9 +66,16 @@ def derivation():
     return sys.modules[name]
 
 
+@functools.cache  # read once a process: a build or an import asks for it for every op
 def declared_ops() -> dict:
     """{op: declaration} of the ops whose glue is derived: `declare(...)` in <package>/ops/<op>.py."""
     return derivation().declaration.find(PACKAGE_DIR / "ops")
+
+
+@functools.cache  # rendered once a process (the build asks for an op's sources several times)
+def _derived_glue(op: str) -> dict:
+    """{file name: path} of a declared op's glue, written into build/opgen/<op>/ where its text changed."""
+    return derivation().cpp.write(declared_ops()[op], PACKAGE, NAMESPACE, DERIVED / op)
 
 
 def own_glue_ops() -> list[str]:
@@ -127,7 +135,7 @@ def op_sources(op: str, with_cuda: bool) -> list[Path]:
         return own
     if not (folder / f"{op}.h").is_file():
         raise FileNotFoundError(f"{declaration.where} declares {op!r}, whose math should be in {folder / (op + '.h')}")
-    derived = derivation().cpp.write(declaration, PACKAGE, NAMESPACE, DERIVED / op)
+    derived = _derived_glue(op)
     return [derived[f"{op}.cpp"], *([derived[f"{op}_cuda.cu"]] if with_cuda else []), *own]
 
 

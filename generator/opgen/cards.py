@@ -37,8 +37,7 @@ def _defined_schema(project: Project, op: str) -> str | None:
 
 def card(project: Project, op: str) -> str:
     recorded = manifest.load(project.root)["ops"].get(op, {})
-    build = project.build_config()
-    declared = build.declared_ops().get(op) if build is not None and hasattr(build, "declared_ops") else None
+    declared = project.declared_ops().get(op)
     if declared is not None:
         kind, schema, with_out = declared.kind, declared.schema, declared.with_out
     else:

@@ -185,10 +185,10 @@ def cmd_upgrade(project: Project, ops: list[str], dry_run: bool) -> int:
 
 
 def cmd_eject(project: Project, name: str) -> int:
-    build = project.build_config()
-    declared = build.declared_ops() if build is not None and hasattr(build, "declared_ops") else {}
+    declared = project.declared_ops()
     if name not in declared:
         raise OpgenError(f"{name!r} is not a declared op (its glue is its own already, or it does not exist)")
+    build = project.build_config()
     folder = project.root / "csrc" / name
     derived = build.derivation().cpp.render(declared[name], project.package, project.namespace)
     clashes = [f"csrc/{name}/{file}" for file in derived if (folder / file).exists()]

@@ -26,6 +26,11 @@ class Project:
             return []
         return [other for other in build.op_names() if other != op and op in build.op_dependencies(other)]
 
+    def declared_ops(self) -> dict:
+        """{op: declaration} by the project's own rule (its _build.py); empty for a project before declarations."""
+        build = self.build_config()
+        return build.declared_ops() if build is not None and hasattr(build, "declared_ops") else {}
+
     def build_config(self):
         """The project's <package>/_build.py, loaded from its file (stdlib only at import), or None."""
         path = self.root / self.package / "_build.py"

@@ -1,11 +1,12 @@
 """`opgen upgrade`: moves the element-wise and reduction ops an older `opgen new` stamped (own glue:
 csrc/<op>/<op>.cpp, <op>_cuda.cu, a module with its fake kernel, autograd and SPEC = OpSpec(...)) to
-the declaration layout, keeping the user's math: the header stays, the module keeps its docstring,
-`reference()` (a reduction: `term()`), the imports those use and SPEC's input domains and scalar
-values, under a `SPEC = declare(...)` rendered from the op's recorded schema. Files still as
-generated that the build now derives are deleted; edited ones stay and keep working (an op's own
-csrc/<op>/<op>.cpp is built instead of the derived glue). What cannot be carried over (another
-OpSpec field, code of the user's own in the module) stops the upgrade of that op, naming the lines.
+the declaration layout, keeping the user's math: the header stays; the module keeps its docstring,
+`reference()` (a reduction: `term()`), its own code, the imports those use, `__all__`, and SPEC's
+input domains, scalar values and other fields, under a `SPEC = declare(...)` rendered from the op's
+recorded schema. Files still as generated that the build now derives are deleted; edited ones stay
+and keep working (an op's own csrc/<op>/<op>.cpp is built instead of the derived glue). What cannot be
+carried over (a TensorArg shape, a name the declaration layout uses) stops the upgrade of that op,
+naming the lines.
 """
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ from .project import Project
 # OpSpec fields the old templates wrote, which the declaration derives.
 _DERIVED_FIELDS = {"name", "op", "function", "reference", "args", "kind", "differentiable", "large", "out", "shapes",
                    "error_bound", "atol_scale"}  # a reduction's atol_scale: its derived error_bound replaces it
-# Top-level names the old templates defined in the module, which the declaration derives.
-_DERIVED_NAMES = {"_", "_setup_context", "_backward", "_reduced_shape", "error_bound", "SPEC", "SPECS", "__all__"}
+# Top-level functions and assignments the old templates wrote into the module (besides the op's own
+# function and its out= twin, and the fake kernels), which the declaration derives.
+_STAMPED_FUNCTIONS = {"_setup_context", "_backward", "_reduced_shape", "error_bound"}
+_STAMPED_ASSIGNMENTS = {"SPEC", "SPECS", "__all__"}
 
 
 @dataclass
@@ -167,14 +170,14 @@ def _is_stamped(node: ast.AST, op: str, ns: str) -> bool:
         for decorator in node.decorator_list:
             if isinstance(decorator, ast.Call) and decorator.args and isinstance(decorator.args[0], ast.Constant):
                 return decorator.args[0].value in ours
-        return node.name in {op, f"{op}_out", "_setup_context", "_backward", "_reduced_shape", "error_bound"}
+        return node.name in {op, f"{op}_out", *_STAMPED_FUNCTIONS}
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
         call = node.value
         func = getattr(call.func, "attr", getattr(call.func, "id", ""))
         target = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else None
         return (func == "register_autograd" and target == f"{ns}::{op}") or (
             func == "first_order_only" and target == f"{ns}::{op}_backward")
-    return isinstance(node, ast.Assign) and _defined_name(node) in {"SPEC", "SPECS", "__all__"}
+    return isinstance(node, ast.Assign) and _defined_name(node) in _STAMPED_ASSIGNMENTS
 
 
 def _defined_name(node: ast.AST) -> str:

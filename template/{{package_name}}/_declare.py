@@ -119,7 +119,6 @@ class _Glue:
 
     def __init__(self, m, namespace: str):
         self.m, self.ns = m, namespace
-        self.packet = getattr(getattr(torch.ops, namespace), m.op)
 
     def overload(self, suffix: str = ""):
         return getattr(getattr(torch.ops, self.ns), self.m.op + suffix).default
