@@ -65,7 +65,7 @@ render_skeleton() {
     (cd "$1" && $python -m opgen new gelu_approx --kind elementwise && $python -m opgen new row_sumsq --kind reduction &&
       $python -m opgen new my_blank --kind blank &&
       $python -m opgen new fma3 --schema "(Tensor a, Tensor b, Tensor c, float alpha=0.5) -> Tensor" --with-out &&
-      $python -m opgen new add_into --schema "(Tensor a, Tensor b, Tensor(a!) out) -> ()" &&
+      $python -m opgen new add_into --schema "(Tensor! out, Tensor a, Tensor b) -> ()" &&
       $python -m opgen new two_outs --kind blank --schema "(Tensor x, Tensor? w=None, *, float eps=1e-5) -> (Tensor, Tensor)")
 }
 

@@ -15,14 +15,14 @@ OPGEN = [sys.executable, "-m", "opgen"]
 
 
 # The ops a test project gets: one of each kind, and three written from schemas (several inputs and
-# a scalar with an out= twin, an op writing into its output, a blank op with optional input and two
-# results).
+# a scalar with an out= twin, an op writing into its first argument, a blank op with optional input
+# and two results).
 SKELETON_OPS = {
     "gelu_approx": ["--kind", "elementwise"],
     "row_sumsq": ["--kind", "reduction"],
     "my_blank": ["--kind", "blank"],
     "fma3": ["--schema", "(Tensor a, Tensor b, Tensor c, float alpha=0.5) -> Tensor", "--with-out"],
-    "add_into": ["--schema", "(Tensor a, Tensor b, Tensor(a!) out) -> ()"],
+    "add_into": ["--schema", "(Tensor! out, Tensor a, Tensor b) -> ()"],  # vLLM's order and spelling
     "two_outs": ["--kind", "blank", "--schema", "(Tensor x, Tensor? w=None, *, float eps=1e-5) -> (Tensor, Tensor)"],
 }
 

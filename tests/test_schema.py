@@ -17,6 +17,12 @@ ACCEPTED = [
     "(Tensor x, Tensor? w=None, *, float eps=1e-05) -> (Tensor, Tensor)",
     "(Tensor[] xs, int n, str mode='sum', ScalarType? dtype=None) -> Tensor[]",
     "(Tensor x, float[] scales, SymInt k=3) -> (Tensor values, Tensor indices)",
+    # As vLLM and Hugging Face kernels write them: `Tensor!` without an alias letter, defaults torch
+    # prints differently, keyword-only SymInt lists and optional dtypes.
+    "(Tensor! out, Tensor input) -> ()",
+    "(Tensor(a!) out, Tensor input, float threshold=0.) -> ()",
+    "(Tensor x, *, SymInt[] size, ScalarType? dtype=None, bool flag=False, float eps=1e-06) -> Tensor",
+    "(Tensor! out, Tensor! residual, Tensor weight, float epsilon) -> ()",
 ]
 
 
@@ -73,7 +79,7 @@ def test_refusals_say_why(text, message):
     ("elementwise", "(Tensor x, int[] d) -> Tensor", "take int, float and bool scalars"),
     ("elementwise", "(Tensor x) -> (Tensor, Tensor)", "returns one Tensor"),
     ("reduction", "(Tensor x, float p) -> Tensor", "--kind blank"),
-    ("blank", "(int[] n, Tensor x) -> Tensor", "first argument must be a plain Tensor"),
+    ("blank", "(int[] n, Tensor? x) -> Tensor", "takes a plain Tensor input"),
     ("elementwise", "(Tensor x, Tensor grad_x) -> Tensor", "'grad_x' is also a name the generated code uses"),
 ])
 def test_kinds_refuse_schemas_they_cannot_generate(kind, text, message):

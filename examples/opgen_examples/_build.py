@@ -75,7 +75,8 @@ def declared_ops() -> dict:
 @functools.cache  # rendered once a process (the build asks for an op's sources several times)
 def _derived_glue(op: str) -> dict:
     """{file name: path} of a declared op's glue, written into build/opgen/<op>/ where its text changed."""
-    return derivation().cpp.write(declared_ops()[op], PACKAGE, NAMESPACE, DERIVED / op)
+    aten = any(ATEN_OPT_IN in p.read_text(errors="replace") for p in _own_sources(op, with_cuda=True))
+    return derivation().cpp.write(declared_ops()[op], PACKAGE, NAMESPACE, DERIVED / op, aten)
 
 
 def own_glue_ops() -> list[str]:
@@ -121,22 +122,35 @@ def with_dependencies(selection: list[str]) -> list[str]:
     return needed
 
 
-def op_sources(op: str, with_cuda: bool) -> list[Path]:
-    """The op's sources: its own .cpp (and .cu) files in csrc/<op>/; for a declared op without its own
-    <op>.cpp, the glue derived from its declaration (written into build/opgen/<op>/ now, where its
-    text changed) and any other sources of its own."""
-    folder = CSRC / op
+def _own_sources(op: str, with_cuda: bool) -> list[Path]:
     patterns = ["*.cpp", "*.cu"] if with_cuda else ["*.cpp"]
-    own = sorted(p for pattern in patterns for p in folder.glob(pattern))
+    return sorted(p for pattern in patterns for p in (CSRC / op).glob(pattern))
+
+
+def op_sources(op: str, with_cuda: bool) -> list[Path]:
+    """The op's sources: its own .cpp (and .cu) files in csrc/<op>/ and the glue derived from its
+    declaration (written into build/opgen/<op>/ now, where its text changed). An elementwise or
+    reduction op with its own <op>.cpp was ejected: it owns all of its glue."""
+    folder = CSRC / op
+    own = _own_sources(op, with_cuda)
     declaration = declared_ops().get(op)
-    if declaration is None or (folder / f"{op}.cpp").is_file():  # an ejected op owns its C++ glue
+    if declaration is None:
         if not (folder / f"{op}.cpp").is_file():
             raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
         return own
+    derived = _derived_glue(op)
+    if declaration.kind == "custom":
+        if not own:
+            raise FileNotFoundError(
+                f"{declaration.where} declares the custom op {op!r}, whose host functions should be in {folder}/*.cpp"
+            )
+        return [derived[f"{op}_registration.cpp"], *own]
+    variants = [derived[f"{op}_registration.cpp"]] if declaration.variants else []
+    if (folder / f"{op}.cpp").is_file():  # ejected
+        return variants + own
     if not (folder / f"{op}.h").is_file():
         raise FileNotFoundError(f"{declaration.where} declares {op!r}, whose math should be in {folder / (op + '.h')}")
-    derived = _derived_glue(op)
-    return [derived[f"{op}.cpp"], *([derived[f"{op}_cuda.cu"]] if with_cuda else []), *own]
+    return [derived[f"{op}.cpp"], *([derived[f"{op}_cuda.cu"]] if with_cuda else []), *variants, *own]
 
 
 # A source whose first include is this uses the full ATen C++ API even in a "stable" project (for

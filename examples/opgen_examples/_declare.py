@@ -23,7 +23,7 @@ from torch import Tensor
 
 from . import _build
 from ._autograd import below_autograd, first_order_only, needs_autograd
-from ._error_model import sum_error
+from ._error_model import carried_error, rounding_error, sum_error
 from ._opgen import model as op_model
 from ._opgen.declaration import KINDS, split_definition
 from ._opgen.errors import DeclarationError
@@ -45,6 +45,13 @@ def declare(
     domain: dict[str, tuple[float, float]] | None = None,
     example: dict[str, Any] | None = None,
     with_out: bool = False,
+    broadcast: tuple[str, ...] | list[str] = (),
+    kernels: dict[str, str] | None = None,
+    variants: dict[str, dict[str, str]] | None = None,
+    fake: Callable | dict[str, Callable] | None = None,
+    backward: Callable | None = None,
+    setup_context: Callable | None = None,
+    doc: str | None = None,
     **spec_options: Any,
 ) -> OpSpec:
     """Declare the op `schema` names (the module's own name), whose math is csrc/<op>/<op>.h.
@@ -56,13 +63,45 @@ def declare(
     domain: {tensor: (low, high)}, where the tests draw its values (default -4..4; -1..1 for a sum).
     example: {scalar: value} that tests and benchmarks pass where the schema gives no default.
     with_out: also an `<op>_out(..., *, Tensor(a!) out)` twin.
+    broadcast: an elementwise op's inputs that broadcast over its first tensor (a bias over the last
+      dims, a scale of shape [C, 1, 1]); the tests draw them along the last dim unless args= says else,
+      their gradients are summed back to their shape.
+
+    kind "custom" (the host functions and kernels in csrc/<op>/ are the user's; the registration and the
+    Python glue are derived):
+    kernels: {dispatch key: C++ host function in namespace <ns>::<op>}, default {"CPU": "forward", "CUDA": "forward"}.
+    fake: the results' shapes for torch.compile, with the schema's parameters (a dict {op: fake} for variants).
+    backward, setup_context: its autograd formula, as torch.library.register_autograd takes them.
+    doc: the public function's docstring.
+
+    variants: {schema: kernels} of other ops the module registers (its seed kernel, say), any kind;
+      SPEC.variants has their functions. fake= gives their fakes ({variant: fake} for a derived kind);
+      a variant with the op's own arguments takes the op's fake by default.
     spec_options: any other OpSpec field (tolerances, error_bound, shapes, dtypes, compiles, ...).
     """
     op, signature = split_definition(schema, "declare()")
     if kind not in KINDS:
         raise DeclarationError(f"{op}: kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
-    m = op_model.build(op, kind, signature, with_out)
+    if kind != "custom" and (kernels or backward or setup_context or doc):
+        raise DeclarationError(
+            f"{op}: kernels=, backward=, setup_context= and doc= are a custom op's; the {kind} kind derives them"
+        )
+    m = op_model.build(op, kind, signature, with_out, broadcast)
     glue = _Glue(m, _build.NAMESPACE)
+    # A variant takes the op's fake (derived, for the derived kinds) where it does not declare its own.
+    if kind != "custom" and fake is not None and not isinstance(fake, dict):
+        raise DeclarationError(
+            f"{op}: the {kind} kind derives its fake; fake= can only give its variants' ({{name: fake}})"
+        )
+    fakes = _fakes(op, fake, variants or {})
+    if kind != "custom":
+        same = [name for name, text in _split_variants(op, variants or {}) if text == signature and name not in fakes]
+        fakes.update(dict.fromkeys(same, glue.fake()))
+    variant_functions = {name: _variant(name, text, fakes) for name, text in _split_variants(op, variants or {})}
+    if kind == "custom":
+        if reference is None:
+            raise DeclarationError(f"{op}: declare reference=, the op in plain PyTorch that the tests hold it to")
+        return _custom(m, glue, reference, fakes, backward, setup_context, doc, variant_functions, spec_options)
     if kind == "reduction":
         if term is None:
             raise DeclarationError(f"{op}: a reduction declares term=, what it sums in plain PyTorch")
@@ -78,7 +117,11 @@ def declare(
     args = _spec_args(
         m, {**dict.fromkeys([a.name for a in m.tensors], DEFAULT_DOMAIN[kind]), **(domain or {})}, example or {}
     )
-    common = dict(reference=reference, args=args, kind=kind, derived=True, **spec_options)
+    args.update(spec_options.pop("args", {}))  # what the module says of an input (a broadcast one's shape, say)
+    if m.broadcast:
+        if "grad_error_bound" not in spec_options and m.differentiable:
+            spec_options["grad_error_bound"] = glue.broadcast_grad_error_bound(reference)
+    common = dict(reference=reference, args=args, kind=kind, derived=True, broadcast=m.broadcast, **spec_options)
     if m.out is None:
         common.setdefault("large", kind == "elementwise")
     twins = ()
@@ -94,7 +137,51 @@ def declare(
         differentiable=tuple(a.name for a in m.differentiable),
         out=m.out.name if m.out is not None else None,
         twins=twins,
+        variants=variant_functions,
         **common,
+    )
+
+
+# ---- custom ops: the user's host functions, registered from the declaration ----------------------
+def _split_variants(op: str, variants: dict) -> list[tuple[str, str]]:
+    return [split_definition(text, f"{op}: variants=") for text in variants]
+
+
+def _fakes(op: str, fake, variants: dict) -> dict[str, Callable]:
+    """{op name: fake kernel}: a dict as given, or one fake for the op and for each variant."""
+    if isinstance(fake, dict):
+        return dict(fake)
+    if fake is None:
+        return {}
+    return {op: fake, **{name: fake for name, _ in _split_variants(op, variants)}}
+
+
+def _variant(name: str, signature: str, fakes: dict) -> Callable:
+    glue = _Glue(op_model.build(name, "custom", signature), _build.NAMESPACE)
+    glue.register_custom_fake(fakes.get(name))
+    return glue.custom_function(differentiable=(), doc=f"{name}: a variant registered beside its op.")
+
+
+def _custom(m, glue, reference, fakes, backward, setup_context, doc, variant_functions, spec_options) -> OpSpec:
+    glue.register_custom_fake(fakes.get(m.op))
+    plain = [a.name for a in m.tensors if not a.optional and not a.is_list]
+    differentiable = tuple(spec_options.pop("differentiable", () if backward is None else plain))
+    if backward is not None:
+        torch.library.register_autograd(f"{glue.ns}::{m.op}", backward, setup_context=setup_context)
+    elif setup_context is not None:
+        raise DeclarationError(f"{m.op}: setup_context= goes with backward=")
+    args = spec_options.pop("args", None) or _spec_args(m, dict.fromkeys(plain, DEFAULT_DOMAIN["elementwise"]), {})
+    return OpSpec(
+        name=m.op,
+        op=glue.overload(),
+        function=glue.custom_function(differentiable, doc),
+        reference=reference,
+        args=args,
+        kind="custom",
+        differentiable=differentiable,
+        out=m.out.name if m.out is not None else None,
+        variants=variant_functions,
+        **spec_options,
     )
 
 
@@ -107,10 +194,16 @@ def _spec_args(m, domain: dict, example: dict) -> dict[str, Any]:
         if arg.mutable:
             continue
         if arg.is_tensor:
-            args[arg.name] = TensorArg(domain=tuple(domain[arg.name]))
+            # A broadcast input is drawn as a bias over the last dimension.
+            shape = _last_dim if arg.name in m.broadcast else None
+            args[arg.name] = TensorArg(shape=shape, domain=tuple(domain[arg.name]))
         else:
             args[arg.name] = example.get(arg.name, ast.literal_eval(m.sample_scalars[arg.name]))
     return args
+
+
+def _last_dim(shape: tuple) -> tuple:
+    return tuple(shape)[-1:]
 
 
 class _Glue:
@@ -135,11 +228,12 @@ class _Glue:
     def function(self) -> Callable:
         m = self.m
         call = f"_op({m.python_call_args})"
-        if m.out is not None:
-            body = f"    {call}\n"
+        if m.out is not None:  # returns out, as torch's own out= functions do
+            body = f"    {call}\n    return {m.out.name}\n"
             returns, doc = (
-                "None",
-                f"Write {m.op} of {m.tensor_names} into {m.out.name} (any strides, not overlapping an input).",
+                "Tensor",
+                f"Write {m.op} of {m.tensor_names} into {m.out.name} (any strides, not overlapping an input); "
+                f"return {m.out.name}.",
             )
         else:
             inputs = m.autograd_inputs
@@ -154,12 +248,47 @@ class _Glue:
             m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
         )
 
+    def custom_function(self, differentiable, doc: str | None) -> Callable:
+        """A custom op's public function: the op, below the autograd layer where nothing needs a gradient."""
+        m = self.m
+        call = f"_op({m.python_call_args})"
+        needs = ", ".join(differentiable)
+        if needs:
+            body = (
+                f"    if needs_autograd({needs}):\n        return {call}\n"
+                f"    with below_autograd():  # nothing to differentiate: skip the autograd layer\n"
+                f"        return {call}\n"
+            )
+        elif m.out is not None:  # an op writing in place returns its output, as torch's out= functions do
+            body = f"    {call}\n    return {m.out.name}\n"
+        else:
+            body = f"    return {call}\n"
+        returns = "Tensor" if m.out is not None else m.python_return_type
+        doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
+        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{body}'
+        return self._compile(
+            m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
+        )
+
+    def register_custom_fake(self, fake: Callable | None) -> None:
+        """The user's fake kernel, or one returning None for an op that returns nothing."""
+        m = self.m
+        if fake is None:
+            if m.schema.returns:
+                raise DeclarationError(
+                    f"{m.op}: declare fake=, a function of the schema's parameters that returns its results as "
+                    "empty tensors of the right shape and dtype (torch.compile and opcheck trace with it)"
+                )
+            fake = self._compile("fake", f"def fake({m.python_params()}):\n    return None\n")
+        torch.library.register_fake(f"{self.ns}::{m.op}", fake)
+
     def out_twin(self) -> Callable:
         m = self.m
         source = (
-            f"def {m.op}_out({m.python_params(with_out=True)}) -> None:\n"
-            f'    """{m.op}(...) written into out (any strides; not overlapping an input)."""\n'
+            f"def {m.op}_out({m.python_params(with_out=True)}) -> Tensor:\n"
+            f'    """{m.op}(...) written into out (any strides; not overlapping an input); returns out."""\n'
             f"    _op({m.python_call_args}, out=out)\n"
+            "    return out\n"
         )
         return self._compile(f"{m.op}_out", source, _op=self.overload("_out"))
 
@@ -204,27 +333,60 @@ class _Glue:
         )
         return self._compile("error_bound", source, term=term, sum_error=sum_error)
 
+    def broadcast_grad_error_bound(self, reference: Callable) -> Callable:
+        """What a broadcast input's gradient adds to its rounding: its per-element gradients, each
+        rounded to the dtype, summed over the broadcast dimensions by torch in float32 (float64 for
+        float64); see _error_model.py."""
+        names = [a.name for a in self.m.tensors if a.name in self.m.broadcast]
+        first = self.m.tensors[0].name
+
+        def grad_error_bound(dtype, grad, **args):
+            expanded = {name: args[name].expand_as(args[first]).detach().clone().requires_grad_() for name in names}
+            per_element = torch.autograd.grad(reference(**{**args, **expanded}), list(expanded.values()), grad)
+            bounds = {}
+            for name, g in zip(names, per_element):
+                shape, terms = args[name].shape, max(g.numel() // max(args[name].numel(), 1), 1)
+                carried = carried_error(rounding_error(g, dtype).square().sum_to_size(shape))
+                bounds[name] = carried + sum_error(g.abs().sum_to_size(shape), terms, dtype)
+            return bounds
+
+        return grad_error_bound
+
     # ---- fake kernels: the results' shapes, for torch.compile and opcheck -----------------------
     def register_fakes(self) -> None:
-        m, name = self.m, f"{self.ns}::{self.m.op}"
+        name = f"{self.ns}::{self.m.op}"
+        torch.library.register_fake(name, self.fake())
+        self._register_other_fakes(name)
+
+    def fake(self) -> Callable:
+        """The derived fake kernel of an elementwise or reduction op."""
+        m = self.m
         if m.kind == "reduction":
             dim, keepdim = self._reduction_dims()
             x = m.reduce_arg
-            fake = self._compile(
+            return self._compile(
                 "fake",
                 f"def fake({m.python_params()}):\n"
                 f"    return {x}.new_empty(reduced_shape({x}, {dim}, {keepdim}, {x!r}))\n",
                 reduced_shape=reduced_shape,
             )
-        elif m.out is not None:
-            fake = self._compile("fake", f"def fake({m.python_params()}):\n    return None\n")
-        else:
-            fake = self._compile(
-                "fake",
-                f"def fake({m.python_params()}):\n"
-                f"    return torch.empty_like({m.tensors[0].name}, memory_format=torch.contiguous_format)\n",
-            )
-        torch.library.register_fake(name, fake)
+        if m.out is not None:
+            return self._compile("fake", f"def fake({m.python_params()}):\n    return None\n")
+        first = m.tensors[0].name
+        checks = "".join(
+            f"    torch._check(torch.broadcast_shapes({b}.shape, {first}.shape) == {first}.shape,\n"
+            f'                 lambda: f"{b} must broadcast over {first}, got {b} {{tuple({b}.shape)}} and {first} '
+            f'{{tuple({first}.shape)}}")\n'
+            for b in m.broadcast
+        )
+        return self._compile(
+            "fake",
+            f"def fake({m.python_params()}):\n{checks}"
+            f"    return torch.empty_like({first}, memory_format=torch.contiguous_format)\n",
+        )
+
+    def _register_other_fakes(self, name: str) -> None:
+        m = self.m
         if m.with_out:
             torch.library.register_fake(
                 f"{name}_out", self._compile("fake", f"def fake({m.python_params(with_out=True)}):\n    return None\n")
@@ -265,6 +427,7 @@ class _Glue:
         grad_at = [arguments.index(a) for a in m.differentiable]
         backward_op = self.overload("_backward")
         several = m.kind == "elementwise" and len(grad_at) > 1  # then <op>_backward takes needs_<x> flags
+        broadcast_at = [arguments.index(a) for a in m.tensors if a.name in m.broadcast]
 
         def setup_context(ctx, inputs, output):
             ctx.save_for_backward(*(inputs[i] for i in tensor_at))
@@ -281,6 +444,9 @@ class _Glue:
                     grads[i] = result if needs[i] else None
             else:
                 grads[grad_at[0]] = backward_op(grad, *call_args)
+            for i in broadcast_at:  # the kernel's per-element gradients, summed over the broadcast dims
+                if grads[i] is not None:
+                    grads[i] = grads[i].sum_to_size(call_args[i].shape)
             return tuple(grads)
 
         torch.library.register_autograd(f"{self.ns}::{m.op}", backward, setup_context=setup_context)

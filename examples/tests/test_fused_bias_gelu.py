@@ -11,7 +11,12 @@ import torch
 from opgen_examples.ops.fused_bias_gelu import fused_bias_gelu, reference
 
 OP = torch.ops.examples.fused_bias_gelu.default
-BACKWARD_OP = torch.ops.examples.fused_bias_gelu_backward.default
+BACKWARD_OP = torch.ops.examples.fused_bias_gelu_backward.default  # (grad, x, bias, needs_x, needs_bias)
+
+
+def dz(grad, x, bias):
+    """d(x + bias): x's gradient, and bias's before it is summed over the rows."""
+    return BACKWARD_OP(grad, x, bias, True, False)[0]
 
 
 def _bias_for(x, layout="contiguous"):
@@ -44,7 +49,7 @@ def test_x_grad_and_bias_at_every_misalignment(cols, dtype, device):
             x_at, bias_at = testing.at_offset(x, offset), testing.at_offset(bias, bias_offset)
             testing.assert_close(fused_bias_gelu(x_at, bias_at), expected.detach(), dtype)
             grad_at = testing.at_offset(grad, (offset + 3) % per_vector)
-            testing.assert_close(BACKWARD_OP(grad_at, x_at, bias_at), expected_dz, dtype)
+            testing.assert_close(dz(grad_at, x_at, bias_at), expected_dz, dtype)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -97,7 +102,7 @@ def test_backward_op_with_any_strides(grad_layout, x_layout, device):
     grad = testing.make_tensor((33, 65), torch.float32, device, grad_layout)
     x = testing.make_tensor((33, 65), torch.float32, device, x_layout)
     bias = _bias_for(x, "strided")
-    testing.check_backward_op(lambda g, t: BACKWARD_OP(g, t, bias), lambda t: reference(t, bias.double()), grad, x)
+    testing.check_backward_op(lambda g, t: dz(g, t, bias), lambda t: reference(t, bias.double()), grad, x)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -107,19 +112,21 @@ def test_opcheck_of_other_ranks_and_the_backward_op(device):
         bias = _bias_for(x)
         testing.check_opcheck(OP, x, bias)
         testing.check_opcheck(OP, x.clone().requires_grad_(), bias.clone().requires_grad_())
-        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x, bias)
+        testing.check_opcheck(BACKWARD_OP, testing.make_tensor(shape, torch.float32, device), x, bias, True, True)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
-def test_rejects_bad_bias(device):
+def test_bias_broadcasts_as_torch_does_or_is_refused(device):
     x = testing.make_tensor((4, 5), torch.float32, device)
     bias = _bias_for(x)
-    with pytest.raises(RuntimeError, match="x must have at least 1 dimension"):
-        fused_bias_gelu(x[0, 0], bias[:1])
-    with pytest.raises(RuntimeError, match="bias must have 1 dimension"):
-        fused_bias_gelu(x, bias[None])
-    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements, got 4"):
+    for broadcast in (bias[None], bias[:1], x[:1].T[:1, :1]):  # (1, 5), (1,), (1, 1)
+        testing.assert_close(fused_bias_gelu(x, broadcast), reference(x.double(), broadcast.double()))
+    column = testing.make_tensor((4, 1), torch.float32, device)  # a bias per row: a block of x's dims too
+    testing.assert_close(fused_bias_gelu(x, column), reference(x.double(), column.double()))
+    with pytest.raises(RuntimeError, match=r"bias must broadcast over x .*got bias \[4\] and x \[4, 5\]"):
         fused_bias_gelu(x, bias[:4])
+    with pytest.raises(RuntimeError, match="bias must broadcast over x"):  # the result would be larger than x
+        fused_bias_gelu(x[0, 0], bias)
     with pytest.raises(RuntimeError, match="bias and x must have the same dtype"):
         fused_bias_gelu(x, bias.double())
 
@@ -129,11 +136,11 @@ def test_backward_rejects_mismatched_arguments(device):
     x = testing.make_tensor((4, 5), torch.float32, device)
     bias = _bias_for(x)
     with pytest.raises(RuntimeError, match="grad and x must have the same shape"):
-        BACKWARD_OP(testing.make_tensor((5, 4), torch.float32, device), x, bias)
+        dz(testing.make_tensor((5, 4), torch.float32, device), x, bias)
     with pytest.raises(RuntimeError, match="grad and x must have the same dtype"):
-        BACKWARD_OP(x.double(), x, bias)
-    with pytest.raises(RuntimeError, match=r"bias must have x.size\(-1\) = 5 elements"):
-        BACKWARD_OP(x, x, bias[:3])
+        dz(x.double(), x, bias)
+    with pytest.raises(RuntimeError, match="bias must broadcast over x"):
+        dz(x, x, bias[:3])
 
 
 @testing.requires_cuda
@@ -142,7 +149,7 @@ def test_rejects_tensors_on_different_devices():
     with pytest.raises(RuntimeError, match="bias and x must be on the same device"):
         fused_bias_gelu(torch.ones(2, 3), torch.ones(3, device="cuda"))
     with pytest.raises(RuntimeError, match="grad and x must be on the same device"):
-        BACKWARD_OP(torch.ones(2, 3), torch.ones(2, 3, device="cuda"), torch.ones(3, device="cuda"))
+        dz(torch.ones(2, 3), torch.ones(2, 3, device="cuda"), torch.ones(3, device="cuda"))
 
 
 @testing.requires_cuda_memory(24)

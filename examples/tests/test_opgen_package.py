@@ -20,6 +20,14 @@ def test_every_built_op_is_registered_and_wrapped():
         assert callable(getattr(module, op)), f"opgen_examples/ops/{op}.py has no function {op}()"
 
 
+def test_the_ops_packets_are_where_hugging_face_kernels_packages_keep_them():
+    from opgen_examples._ops import add_op_namespace_prefix, ops
+
+    for op in built_ops():
+        assert getattr(ops, op) is getattr(torch.ops.examples, op)
+        torch._C._dispatch_find_schema_or_throw(add_op_namespace_prefix(op), "")  # the name torch.library takes
+
+
 def test_public_api_lists_every_built_op():
     assert set(built_ops()) <= set(opgen_examples.__all__)
 

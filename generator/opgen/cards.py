@@ -49,6 +49,8 @@ def card(project: Project, op: str) -> str:
             raise OpgenError(f"{op}: no schema to document (not declared, not recorded, no m.def in csrc/{op}/)")
     summary = _summary(project.root / project.package / "ops" / f"{op}.py")
     ctx = render.context(op, project.package, project.namespace, kind, schema, with_out, project.root, summary)
+    if kind == "custom":  # its host code is the user's, as a blank op's: the card says the same
+        kind = ctx["kind"] = "blank"
     return render.render_op(kind, ctx, None)[f"docs/ops/{op}.md"]
 
 

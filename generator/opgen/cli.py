@@ -188,9 +188,13 @@ def cmd_eject(project: Project, name: str) -> int:
     declared = project.declared_ops()
     if name not in declared:
         raise OpgenError(f"{name!r} is not a declared op (its glue is its own already, or it does not exist)")
+    if declared[name].kind == "custom":
+        raise OpgenError(f"{name!r} is a custom op: its host code is yours already, and its registration is "
+                         f"its declaration in {project.package}/ops/{name}.py")
     build = project.build_config()
     folder = project.root / "csrc" / name
     derived = build.derivation().cpp.render(declared[name], project.package, project.namespace)
+    derived.pop(f"{name}_registration.cpp", None)  # its variants' registration stays derived
     clashes = [f"csrc/{name}/{file}" for file in derived if (folder / file).exists()]
     if clashes:
         raise OpgenError(f"{', '.join(clashes)} already exist(s): the op owns its glue already")

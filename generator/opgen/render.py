@@ -29,7 +29,7 @@ def _environment() -> jinja2.Environment:
 
 # The declaration API these templates write (`declare(...)` in the op module); a project's
 # <package>/_opgen/__init__.py says which one its build reads.
-DECLARATION_API = 1
+DECLARATION_API = 2
 
 
 def project_derivation(project_root: Path | None, package: str):

@@ -37,11 +37,11 @@ class OpSpec:
     name: the op's name under torch.ops.<namespace>.
     op: its torch.ops overload (opcheck takes it).
     function: the public Python function; it takes `args` by name and returns the result (an out=
-      op returns None and writes into the argument named by `out`).
+      op writes into the argument named by `out` and returns it).
     reference: plain PyTorch with the same parameters (without `out`), returning what the op computes.
     args: each parameter, in order: a TensorArg to draw, or a fixed value for a scalar.
     kind: "elementwise" (all TensorArgs share the case's shape: the suite checks shape mismatches
-      are refused), "reduction" or "blank".
+      are refused), "reduction", "custom" (declared, host code the user's) or "blank".
     differentiable: the parameters that get gradients (empty: no autograd).
     """
 
@@ -79,7 +79,13 @@ class OpSpec:
     # Declared with declare(): the suite also runs the checks of what its derived glue promises
     # (special values for an element-wise op; scalars, empty rows, every dim for a reduction).
     derived: bool = False
+    # Inputs broadcast over the first tensor (an elementwise op's bias, say): their shape is their
+    # TensorArg's, and a shape that does not broadcast is refused in its own words.
+    broadcast: Sequence[str] = ()
     twins: Sequence[OpSpec] = ()  # variants declared with it (its out= twin), tested as ops of their own
+    # Other ops declared with it (declare(variants=...), its seed kernel, say), by name: their public
+    # functions, for the op's own tests and benchmarks; the suite does not test them.
+    variants: dict[str, Callable] = field(default_factory=dict)
 
     @property
     def tensor_args(self) -> list[str]:

@@ -91,4 +91,36 @@ inline void check_dim(const Tensor& t, const char* name, int64_t dim) {
   OPGEN_CHECK(t.dim() == dim, name, " must have ", dim, " dimension(s), got shape ", shape_name(t));
 }
 
+// Where b's elements repeat over a's (b broadcast over a, as torch broadcasts it): b's element for
+// a's element i is (i / inner) % period. b's dimensions, aligned to a's last ones, must be 1 or a's
+// size, and those that are not 1 one block of a's dimensions (a bias over the last ones; a scale of
+// shape [C, 1, 1] over [N, C, H, W]); else an error naming both.
+inline std::pair<int64_t, int64_t> broadcast_repeats(const Tensor& b, const char* b_name, const Tensor& a,
+                                                     const char* a_name) {
+  const int64_t skipped = a.dim() - b.dim();
+  int64_t first = -1, last = -1;  // the block of a's dimensions that b spans (where b's size is not 1)
+  bool fits = skipped >= 0;
+  for (int64_t d = 0; fits && d < b.dim(); ++d) {
+    if (b.size(d) != 1) {
+      fits = b.size(d) == a.size(skipped + d) && (first < 0 || last == skipped + d - 1);
+      first = first < 0 ? skipped + d : first;
+      last = skipped + d;
+    }
+  }
+  OPGEN_CHECK(fits, b_name, " must broadcast over ", a_name, " along one block of its dimensions (a bias ",
+              "over the last ones, a per-channel scale of shape [C, 1, 1]), got ", b_name, " ", shape_name(b), " and ",
+              a_name, " ", shape_name(a));
+  int64_t inner = 1;
+  for (int64_t d = last + 1; first >= 0 && d < a.dim(); ++d) {
+    inner *= a.size(d);
+  }
+  return {inner, b.numel() > 0 ? b.numel() : 1};
+}
+
+// b (contiguous) as a kernel reads it when broadcast over a: its buffer and where its elements repeat.
+inline BroadcastBuffer broadcast_input(const Tensor& b, const char* b_name, const Tensor& a, const char* a_name) {
+  const auto [inner, period] = broadcast_repeats(b, b_name, a, a_name);
+  return BroadcastBuffer{input(b), inner, period};
+}
+
 }  // namespace examples::opgen

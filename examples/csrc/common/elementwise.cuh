@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "common/cuda_utils.cuh"
 
@@ -93,7 +94,55 @@ template <typename T>
 struct Input {
   const T* data;
   int misalignment;
+
+  __device__ __forceinline__ const T& operator[](int64_t i) const {
+    return data[i];
+  }
 };
+
+// What launch_map takes as an input: a pointer to contiguous elements, or a Broadcast (kernel_types.h).
+template <typename In>
+struct InputTraits;
+template <typename T>
+struct InputTraits<T*> {
+  using value_type = std::remove_cv_t<T>;
+  static bool element_aligned(const T* p) {
+    return is_vector_aligned<1>(p);
+  }
+  template <int kVec>
+  static bool vector_aligned(const T* p, int64_t head) {
+    return is_vector_aligned<kVec>(p + head);
+  }
+  // The kernel's view of it: past the head, with its misalignment when kMisaligned.
+  template <int kVec, bool kMisaligned>
+  static Input<value_type> kernel_input(const T* p, int64_t head) {
+    return {p + head, kMisaligned ? misalignment<kVec>(p + head) : 0};
+  }
+};
+// A broadcast input is read element by element (its elements repeat): its alignment never matters.
+template <typename T>
+struct InputTraits<Broadcast<T>> {
+  using value_type = T;
+  static bool element_aligned(const Broadcast<T>&) {
+    return true;
+  }
+  template <int kVec>
+  static bool vector_aligned(const Broadcast<T>&, int64_t) {
+    return true;
+  }
+  template <int kVec, bool kMisaligned>
+  static Broadcast<T> kernel_input(Broadcast<T> b, int64_t head) {
+    b.offset += head;
+    return b;
+  }
+};
+// An input as a kernel holds it.
+template <typename T>
+struct InputTraits<Input<T>> {
+  using value_type = T;
+};
+template <typename In>
+using input_value_t = typename InputTraits<std::decay_t<In>>::value_type;
 
 // The kVec elements of `in` from i on. A misaligned vector straddles two aligned ones that both hold
 // some of its elements (so nothing outside the tensor's 16-byte blocks is read): load both, shift
@@ -131,6 +180,39 @@ __device__ __forceinline__ Vec<T, kVec> load_vector(const Input<T>& in, int64_t 
   return x;
 }
 
+// The kVec elements of a broadcast input for outputs i, i + 1, ...: one division for the vector, then
+// its index steps along (and wraps around) the repeating elements.
+// (a / b, a % b) for a >= 0, b > 0; in 32 bits where both fit (a 64-bit division costs several times more).
+__device__ __forceinline__ void divide(int64_t a, int64_t b, int64_t& quotient, int64_t& remainder) {
+  if (((a | b) >> 32) == 0) {
+    const auto a32 = static_cast<uint32_t>(a), b32 = static_cast<uint32_t>(b);
+    quotient = a32 / b32;
+    remainder = a32 - static_cast<uint32_t>(quotient) * b32;
+  } else {
+    quotient = a / b;
+    remainder = a - quotient * b;
+  }
+}
+
+template <int kVec, bool kMayBeMisaligned = true, typename T>
+__device__ __forceinline__ Vec<T, kVec> load_vector(const Broadcast<T>& in, int64_t i) {
+  int64_t row = i + in.offset, within = 0, rows, index;
+  if (in.inner != 1) {  // 1: a bias over the last dimensions
+    divide(i + in.offset, in.inner, row, within);
+  }
+  divide(row, in.period, rows, index);
+  Vec<T, kVec> x;
+#pragma unroll
+  for (int e = 0; e < kVec; ++e) {
+    x.v[e] = in.data[index];
+    if (++within == in.inner) {
+      within = 0;
+      index = index + 1 == in.period ? 0 : index + 1;
+    }
+  }
+  return x;
+}
+
 // One store of v's bytes at p (aligned to them), through the __stwb intrinsic (a plain write-back
 // store): as a struct assignment, a vector of results whose math may branch (IEEE division) was
 // seen split into one store per element, which made normalize_volume 1.45x slower on an H100.
@@ -156,8 +238,8 @@ __device__ __forceinline__ auto apply(const Op& op, in_t... x) {
 }
 
 // A null out[k] is a result nobody asked for (a gradient not needed): computed, not stored.
-template <int K, typename Op, typename out_t, typename... in_t>
-__device__ __forceinline__ void map_element(const Op& op, const Array<out_t*, K>& out, int64_t i, const in_t*... in) {
+template <int K, typename Op, typename out_t, typename... In>
+__device__ __forceinline__ void map_element(const Op& op, const Array<out_t*, K>& out, int64_t i, const In&... in) {
   const auto results = apply(op, in[i]...);
 #pragma unroll
   for (int k = 0; k < K; ++k) {
@@ -203,9 +285,9 @@ struct ThreadTile {
 
 // Only whole vectors below n are loaded (and later stored): the partial tile at the end takes the
 // same path as the others, its vectors still 16 bytes and all in flight together.
-template <int kVec, bool kMayBeMisaligned, typename T>
-__device__ __forceinline__ auto load_thread_vectors(const Input<T>& in, const ThreadTile& tile, int64_t n) {
-  ThreadVectors<kVec, vectors_per_thread<kMayBeMisaligned>(), T> x;
+template <int kVec, bool kMayBeMisaligned, typename In>
+__device__ __forceinline__ auto load_thread_vectors(const In& in, const ThreadTile& tile, int64_t n) {
+  ThreadVectors<kVec, vectors_per_thread<kMayBeMisaligned>(), input_value_t<In>> x;
 #pragma unroll
   for (int u = 0; u < vectors_per_thread<kMayBeMisaligned>(); ++u) {
     const int64_t i = tile.first + u * tile.stride;
@@ -265,18 +347,18 @@ LaunchShape launch_shape(int64_t n) {
 // an L2 flush even its instructions come from memory, which shows at small sizes.
 // kMisalignedInputs: some input's vectors start mid-vector (a separate kernel, so that the shifting
 // costs the aligned case nothing).
-template <int kVec, bool kMisalignedInputs, int K, typename Op, typename out_t, typename... in_t>
+template <int kVec, bool kMisalignedInputs, int K, typename Op, typename out_t, typename... In>
 __global__ void __launch_bounds__(kBlockThreads)
-    map_kernel(Op op, int64_t n, int head, int per_thread, Array<out_t*, K> out, Input<in_t>... in) {
+    map_kernel(Op op, int64_t n, int head, int per_thread, Array<out_t*, K> out, In... in) {
   if (blockIdx.x == 0 && int(threadIdx.x) < head) {
-    map_element(op, out, int64_t(threadIdx.x) - head, in.data...);
+    map_element(op, out, int64_t(threadIdx.x) - head, in...);
   }
   const int64_t stride = int64_t(blockDim.x) * kVec;
   const ThreadTile tile{int64_t(blockIdx.x) * per_thread * stride + int64_t(threadIdx.x) * kVec, stride, per_thread};
   map_thread_vectors<kVec>(op, out, tile, n, load_thread_vectors<kVec, kMisalignedInputs>(in, tile, n)...);
   const int tail = static_cast<int>(n % kVec);
   if (blockIdx.x == gridDim.x - 1 && int(threadIdx.x) < tail) {
-    map_element(op, out, n - tail + threadIdx.x, in.data...);
+    map_element(op, out, n - tail + threadIdx.x, in...);
   }
 }
 
@@ -288,13 +370,14 @@ int elements_to_vector_boundary(const T* p) {
 }
 
 // Launches out_k[i] = op(in[i]...)[k] for i < n on `stream` and checks the launch. The caller has
-// made the tensors contiguous and chosen the device (the op's .cpp does both).
-template <typename Op, typename out_t, int K, typename... in_t>
-void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> out, const in_t*... in) {
+// made the tensors contiguous and chosen the device (the op's .cpp does both). An input is a pointer
+// or a Broadcast (its elements repeating over the output, kernel_types.h).
+template <typename Op, typename out_t, int K, typename... In>
+void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> out, const In&... in) {
   if (n == 0) {
     return;
   }
-  constexpr int kVec = vector_width<out_t, in_t...>();
+  constexpr int kVec = vector_width<out_t, input_value_t<In>...>();
   // The head: the elements before the first output's first vector boundary.
   int head = 0;
   for (int k = 0; k < K; ++k) {
@@ -303,7 +386,7 @@ void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> o
       break;
     }
   }
-  bool vectorizable = (is_vector_aligned<1>(in) && ...);
+  bool vectorizable = (InputTraits<std::decay_t<In>>::element_aligned(in) && ...);
   for (int k = 0; k < K; ++k) {
     vectorizable =
         vectorizable && (out[k] == nullptr || (is_vector_aligned<1>(out[k]) && is_vector_aligned<kVec>(out[k] + head)));
@@ -316,26 +399,29 @@ void launch_map(cudaStream_t stream, const Op& op, int64_t n, Array<out_t*, K> o
       body_out[k] = out[k] == nullptr ? nullptr : out[k] + head;
     }
     const int64_t body_or_one = std::max<int64_t>(body, 1);  // at least one block: block 0 does the head
-    if ((is_vector_aligned<kVec>(in + head) && ...)) {
+    if ((InputTraits<std::decay_t<In>>::template vector_aligned<kVec>(in, head) && ...)) {
       const LaunchShape shape = launch_shape<kVec, false>(body_or_one);
-      map_kernel<kVec, false><<<shape.blocks, shape.threads, 0, stream>>>(op, body, head, shape.vectors_per_thread,
-                                                                          body_out, Input<in_t>{in + head, 0}...);
+      map_kernel<kVec, false><<<shape.blocks, shape.threads, 0, stream>>>(
+          op, body, head, shape.vectors_per_thread, body_out,
+          InputTraits<std::decay_t<In>>::template kernel_input<kVec, false>(in, head)...);
     } else {
       const LaunchShape shape = launch_shape<kVec, true>(body_or_one);
       map_kernel<kVec, true><<<shape.blocks, shape.threads, 0, stream>>>(
-          op, body, head, shape.vectors_per_thread, body_out, Input<in_t>{in + head, misalignment<kVec>(in + head)}...);
+          op, body, head, shape.vectors_per_thread, body_out,
+          InputTraits<std::decay_t<In>>::template kernel_input<kVec, true>(in, head)...);
     }
   } else {
     const LaunchShape shape = launch_shape<1, false>(n);
-    map_kernel<1, false>
-        <<<shape.blocks, shape.threads, 0, stream>>>(op, n, 0, shape.vectors_per_thread, out, Input<in_t>{in, 0}...);
+    map_kernel<1, false><<<shape.blocks, shape.threads, 0, stream>>>(
+        op, n, 0, shape.vectors_per_thread, out,
+        InputTraits<std::decay_t<In>>::template kernel_input<1, false>(in, 0)...);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
 }
 
 // One output: out[i] = op(in[i]...).
-template <typename Op, typename out_t, typename... in_t>
-void launch_map(cudaStream_t stream, const Op& op, int64_t n, out_t* out, const in_t*... in) {
+template <typename Op, typename out_t, typename... In>
+void launch_map(cudaStream_t stream, const Op& op, int64_t n, out_t* out, const In&... in) {
   launch_map(stream, op, n, Array<out_t*, 1>{out}, in...);
 }
 

@@ -53,6 +53,33 @@ struct Buffer {
   }
 };
 
+// An input broadcast over the output (declare(..., broadcast=[...])): output element i reads
+// data[(i / inner) % period]. A bias over the last dimension has inner 1 and period its length; a
+// per-channel scale [C, 1, 1] of an [N, C, H, W] output has inner H * W and period C.
+template <typename T>
+struct Broadcast {
+  const T* data;
+  int64_t inner;
+  int64_t period;
+  int64_t offset = 0;  // added to i (the CUDA map's pointers start past its head)
+
+  OPGEN_HOST_DEVICE const T& operator[](int64_t i) const {
+    return data[((i + offset) / inner) % period];
+  }
+};
+
+// A broadcast input as the host code hands it to a kernel: its buffer and where its elements repeat.
+struct BroadcastBuffer {
+  Buffer buffer;
+  int64_t inner = 1;
+  int64_t period = 1;
+
+  template <typename T>
+  Broadcast<T> as() const {
+    return {buffer.as<T>(), inner, period};
+  }
+};
+
 // A CUDA stream, passed as a plain pointer so that .cpp files need no CUDA headers; in CUDA code
 // it converts to the cudaStream_t it is.
 struct CudaStream {

@@ -1,5 +1,5 @@
-// gemm: schemas, host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU
-// kernel (C = A @ B). The CUDA kernels are in gemm_cuda.cu.
+// gemm: host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU kernel
+// (C = A @ B); the declaration in opgen_examples/ops/gemm.py registers it. The CUDA kernels are in gemm_cuda.cu.
 //
 // The CPU path is the reference: torch's matmul, which is mm for two matrices (MKL/OpenBLAS or
 // torch's own loops). float16/bfloat16 are multiplied in float32 and rounded once: oneDNN's bfloat16
@@ -112,24 +112,6 @@ Tensor naive(const Tensor& a, const Tensor& b) {
   }
   naive_cuda(opgen::current_stream(), opgen::output(c), contiguous_matrix(ac), contiguous_matrix(bc));
   return c;
-}
-#endif
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("gemm(Tensor a, Tensor b) -> Tensor");
-  // The naive one-thread-per-output CUDA kernel (float32 only, no CPU kernel): the benchmark's
-  // "seed" baseline, kept to show what the tiled kernel gains.
-  m.def("gemm_naive(Tensor a, Tensor b) -> Tensor");
-}
-
-// One host function per op serves both devices: it picks the kernel from the tensors' device.
-OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("gemm", OPGEN_KERNEL(forward));
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("gemm", OPGEN_KERNEL(forward));
-  m.impl("gemm_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

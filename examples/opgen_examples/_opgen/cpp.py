@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import model
 from .declaration import Declaration
+from .errors import DeclarationError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -24,28 +25,69 @@ def _environment():
     )
 
 
-def render(declaration: Declaration, package: str, namespace: str) -> dict[str, str]:
-    """{file name: text}: <op>.cpp (host code, CPU kernel, registration) and <op>_cuda.cu."""
+def render(declaration: Declaration, package: str, namespace: str, aten: bool = False) -> dict[str, str]:
+    """{file name: text}: for an elementwise or reduction op <op>.cpp (host code, CPU kernel,
+    registration) and <op>_cuda.cu; <op>_registration.cpp for a custom op's schemas and host functions
+    and for the variants any op declares. aten: the op's own sources use the full ATen API."""
     op, kind = declaration.op, declaration.kind
     context = {
         "op": op,
         "pkg": package,
         "ns": namespace,
-        "m": model.build(op, kind, declaration.schema, declaration.with_out),
+        "m": model.build(op, kind, declaration.schema, declaration.with_out, declaration.broadcast),
     }
     env = _environment()
+    files = {}
+    if kind != "custom":
+        files[f"{op}.cpp"] = env.get_template(f"{kind}.cpp.j2").render(context)
+        files[f"{op}_cuda.cu"] = env.get_template(f"{kind}_cuda.cu.j2").render(context)
+    registered = ([(op, declaration.schema, declaration.kernels)] if kind == "custom" else []) + list(
+        declaration.variants
+    )
+    if registered:
+        context.update(_registration(registered, declaration.where), aten=aten)
+        files[f"{op}_registration.cpp"] = env.get_template("registration.cpp.j2").render(context)
+    return files
+
+
+def _registration(registered: list[tuple[str, str, dict]], where: str) -> dict:
+    """What registration.cpp.j2 renders: each op's definition, its host functions' prototypes (from
+    the schema) and, per dispatch key, which function serves which op."""
+    definitions, prototypes, by_key = [], {}, {}
+    for name, schema_text, kernels in registered:
+        m = model.build(name, "custom", schema_text)
+        definitions.append(m.definition)
+        params = m.cpp_params()
+        for key, function in kernels.items():
+            by_key.setdefault(key, []).append((name, function))
+            seen = prototypes.get(function)
+            if seen is not None and seen["params"] != params:
+                raise DeclarationError(
+                    f"{where}: the host function {function} serves {seen['op']} and {name}, whose schemas take "
+                    f"different arguments: give each its own function"
+                )
+            cuda = key == "CUDA" and (seen is None or seen["cuda"])
+            prototypes[function] = {
+                "name": function,
+                "op": name,
+                "params": params,
+                "returns": m.return_type,
+                "cuda": cuda,
+            }
     return {
-        f"{op}.cpp": env.get_template(f"{kind}.cpp.j2").render(context),
-        f"{op}_cuda.cu": env.get_template(f"{kind}_cuda.cu.j2").render(context),
+        "definitions": definitions,
+        "prototypes": list(prototypes.values()),
+        "by_key": by_key,
+        "tuple_returns": any(p["returns"].startswith("std::tuple") for p in prototypes.values()),
     }
 
 
-def write(declaration: Declaration, package: str, namespace: str, folder: Path) -> dict[str, Path]:
+def write(declaration: Declaration, package: str, namespace: str, folder: Path, aten: bool = False) -> dict[str, Path]:
     """Render into `folder`, rewriting only the files whose text changed (ninja and make then rebuild
     nothing else); {file name: path}."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = {}
-    for name, text in render(declaration, package, namespace).items():
+    for name, text in render(declaration, package, namespace, aten).items():
         path = folder / name
         if not path.is_file() or path.read_text() != text:
             path.write_text(text)

@@ -17,6 +17,7 @@ DEFAULT_SCHEMAS = {
     "elementwise": "(Tensor x) -> Tensor",
     "reduction": "(Tensor x) -> Tensor",
     "blank": "(Tensor x) -> Tensor",
+    "custom": "(Tensor x) -> Tensor",
 }
 _NUMERIC_SCALARS = ("int", "SymInt", "float", "bool")
 # Values the generated spec passes for scalars without a default (tests and benchmarks call the op).
@@ -33,6 +34,7 @@ class OpModel:
     tensors: list[Arg] = field(default_factory=list)  # tensor inputs, in schema order
     scalars: list[Arg] = field(default_factory=list)  # everything else the op reads
     out: Arg | None = None  # the output written in place (out= ops)
+    broadcast: tuple[str, ...] = ()  # inputs broadcast over the first one (declare(broadcast=...))
 
     # ---- schema texts -------------------------------------------------------------------------
     @property
@@ -106,8 +108,23 @@ class OpModel:
 
     @property
     def buffer_params(self) -> str:
-        """`const Buffer& a, const Buffer& b`: the tensor inputs as a .cu kernel entry takes them."""
-        return ", ".join(f"const Buffer& {a.name}" for a in self.tensors)
+        """`const Buffer& a, const Buffer& b`: the tensor inputs as a .cu kernel entry takes them (one
+        broadcast over the first as a BroadcastBuffer)."""
+        return ", ".join(
+            f"const {'opgen::BroadcastBuffer' if a.name in self.broadcast else 'Buffer'}& {a.name}"
+            for a in self.tensors
+        )
+
+    def kernel_input(self, a: Arg) -> str:
+        """The input as a kernel loop reads it, inside the dtype dispatch: a pointer, or a Broadcast."""
+        return f"{a.name}.as<scalar_t>()" if a.name in self.broadcast else f"{a.name}.as<const scalar_t>()"
+
+    def host_input(self, a: Arg) -> str:
+        """The (contiguous) input as the host code hands it to a kernel."""
+        if a.name in self.broadcast:
+            first = self.tensors[0].name
+            return f'opgen::broadcast_input({a.name}_contiguous, "{a.name}", {first}, "{first}")'
+        return f"opgen::input({a.name}_contiguous)"
 
     @property
     def grad_buffer_params(self) -> str:
@@ -312,17 +329,36 @@ class OpModel:
         }
 
 
-def build(op: str, kind: str, schema_text: str | None, with_out: bool = False) -> OpModel:
+def build(op: str, kind: str, schema_text: str | None, with_out: bool = False, broadcast=()) -> OpModel:
     text = schema_text or DEFAULT_SCHEMAS[kind]
     schema = schema_mod.parse(text)
-    model = OpModel(op, kind, schema, with_out)
+    model = OpModel(op, kind, schema, with_out, broadcast=tuple(broadcast))
     model.tensors = [a for a in schema.args if a.is_tensor and not a.mutable]
     model.scalars = [a for a in schema.args if not a.is_tensor]
     outs = schema.outs
     model.out = outs[0] if outs else None
-    {"elementwise": _check_elementwise, "reduction": _check_reduction, "blank": _check_blank}[kind](model)
-    _check_generated_names(model)
+    checks = {"elementwise": _check_elementwise, "reduction": _check_reduction, "blank": _check_blank}
+    checks.get(kind, _check_custom)(model)
+    if kind != "custom":  # a custom op's generated code names no locals after its arguments
+        _check_generated_names(model)
+    _check_broadcast(model)
     return model
+
+
+def _check_broadcast(model: OpModel) -> None:
+    if not model.broadcast:
+        return
+    if model.kind != "elementwise":
+        raise DeclarationError(f"broadcast= is for elementwise ops; a {model.kind} op's host code decides its shapes")
+    names = [a.name for a in model.tensors]
+    for name in model.broadcast:
+        if name not in names:
+            raise DeclarationError(f"broadcast= names {name!r}, which is not a tensor input of the schema")
+        if name == names[0]:
+            raise DeclarationError(
+                f"{name!r}, the first tensor input, gives the result's shape and cannot broadcast: "
+                "put the full-size input first"
+            )
 
 
 def _check_generated_names(model: OpModel) -> None:
@@ -383,8 +419,14 @@ def _check_reduction(model: OpModel) -> None:
 def _check_blank(model: OpModel) -> None:
     if model.with_out:
         raise DeclarationError("--with-out is for elementwise ops; a blank op's schema can declare Tensor(a!) outputs")
-    first = model.schema.args[0]
-    if not first.is_tensor or first.optional or first.is_list or first.mutable:
+    if not model.plain_tensors:
         raise DeclarationError(
-            "a blank op's first argument must be a plain Tensor (the generated code takes its device and dtype from it)"
+            "a blank op takes a plain Tensor input (not optional, not a list, not written in place): the "
+            "generated code takes the device and dtype from the first one"
         )
+
+
+def _check_custom(model: OpModel) -> None:
+    """A custom op's host functions take any schema torch does; only an out= twin is not derived for it."""
+    if model.with_out:
+        raise DeclarationError("with_out= is for elementwise ops; a custom op declares its out= op as a variant")

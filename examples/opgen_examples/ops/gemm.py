@@ -2,33 +2,11 @@
 import torch
 from torch import Tensor
 
-from .._autograd import below_autograd, needs_autograd
+from .._declare import TensorArg, declare
 from .._error_model import rounding_tolerance, sum_error
-from .._spec import FLOATING, OpSpec, TensorArg
+from .._spec import FLOATING
 
 __all__ = ["gemm"]
-
-
-def gemm(a: Tensor, b: Tensor) -> Tensor:
-    """a (M, K) @ b (K, N) -> (M, N), a new contiguous tensor of a's dtype.
-
-    float32, float16, bfloat16 and float64 on CPU and CUDA, any sizes (empty ones too) and any
-    strides. On CUDA a hand-written tiled kernel with plain FMA (never TF32 or tensor cores),
-    accumulating in float32 (float64 for float64); on CPU at::mm. Differentiable in a and b;
-    traceable by torch.compile(fullgraph=True).
-    """
-    if needs_autograd(a, b):
-        return torch.ops.examples.gemm.default(a, b)
-    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
-        return torch.ops.examples.gemm.default(a, b)
-
-
-def gemm_naive(a: Tensor, b: Tensor) -> Tensor:
-    """The seed's CUDA kernel (one thread per output, operands from global memory), float32 only.
-
-    Kept as the benchmark's baseline; not differentiable.
-    """
-    return torch.ops.examples.gemm_naive.default(a, b)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
@@ -44,14 +22,8 @@ def _check(a: Tensor, b: Tensor) -> None:
                                                     f"{tuple(a.shape)} and b {tuple(b.shape)}")
 
 
-@torch.library.register_fake("examples::gemm")
-def _(a: Tensor, b: Tensor) -> Tensor:
-    _check(a, b)
-    return a.new_empty((a.shape[0], b.shape[1]))
-
-
-@torch.library.register_fake("examples::gemm_naive")
-def _(a: Tensor, b: Tensor) -> Tensor:
+def fake(a: Tensor, b: Tensor) -> Tensor:
+    """The result's shape, for torch.compile and opcheck (gemm_naive's too)."""
     _check(a, b)
     return a.new_empty((a.shape[0], b.shape[1]))
 
@@ -66,9 +38,6 @@ def _backward(ctx, grad: Tensor):
     grad_a = gemm(grad, b.t()) if ctx.needs_input_grad[0] else None
     grad_b = gemm(a.t(), grad) if ctx.needs_input_grad[1] else None
     return grad_a, grad_b
-
-
-torch.library.register_autograd("examples::gemm", _backward, setup_context=_setup_context)
 
 
 def _mkn(shape: tuple) -> tuple:
@@ -93,11 +62,22 @@ def grad_error_bound(dtype: torch.dtype, grad: Tensor, a: Tensor, b: Tensor) -> 
     return {"a": error_bound(dtype, grad, b.t()), "b": error_bound(dtype, a.t(), grad)}
 
 
-SPEC = OpSpec(
-    name="gemm",
-    op=torch.ops.examples.gemm.default,
-    function=gemm,
+SPEC = declare(
+    "gemm(Tensor a, Tensor b) -> Tensor",
+    kind="custom",  # host code csrc/gemm/gemm.cpp: `forward` on both devices
+    # The seed's one-thread-per-output kernel, float32 on CUDA only: the benchmark's baseline.
+    variants={"gemm_naive(Tensor a, Tensor b) -> Tensor": {"CUDA": "naive"}},
     reference=reference,
+    fake=fake,
+    backward=_backward,
+    setup_context=_setup_context,
+    doc="""a (M, K) @ b (K, N) -> (M, N), a new contiguous tensor of a's dtype.
+
+    float32, float16, bfloat16 and float64 on CPU and CUDA, any sizes (empty ones too) and any
+    strides. On CUDA a hand-written tiled kernel with plain FMA (never TF32 or tensor cores),
+    accumulating in float32 (float64 for float64); on CPU at::mm. Differentiable in a and b;
+    traceable by torch.compile(fullgraph=True).
+    """,
     args={"a": TensorArg(shape=lambda s: _mkn(s)[:2]), "b": TensorArg(shape=lambda s: _mkn(s)[1:])},
     differentiable=("a", "b"),
     # Each output is its float32 (float64) accumulator rounded once: within one unit in the last
@@ -112,3 +92,5 @@ SPEC = OpSpec(
             (33, 4096, 65), (0, 5, 3), (4, 0, 3), (3, 5, 0)],
     first_order_only=False,  # its backward is gemm again: differentiable to any order
 )
+gemm = SPEC.function
+gemm_naive = SPEC.variants["gemm_naive"]

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DeclarationError
 
-KINDS = ("elementwise", "reduction")  # the kinds whose glue is derived; "blank" ops own theirs
+# The kinds whose glue is derived: all of it for "elementwise" and "reduction" (the math is the user's
+# functors), the registration for "custom" (the host functions and kernels are the user's).
+KINDS = ("elementwise", "reduction", "custom")
 _OPTIONS = {"kind": str, "with_out": bool}  # what the build reads, besides the schema
+_LITERALS = ("kernels", "variants", "broadcast")  # read with ast.literal_eval: dicts and lists of strings
+# The host function each dispatch key runs, where kernels= does not say: `forward` on CPU and CUDA.
+DEFAULT_KERNELS = {"CPU": "forward", "CUDA": "forward"}
 _DEFINITION = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*)\Z", re.S)
 
 
@@ -24,6 +29,12 @@ class Declaration:
     with_out: bool
     path: Path
     line: int
+    # {dispatch key: C++ host function} of a custom op, e.g. {"CPU": "forward_cpu", "CUDA": "forward_cuda"}
+    kernels: dict = field(default_factory=dict)
+    # Other ops the module registers beside the main one (its seed kernel, say): ((name, schema, kernels), ...)
+    variants: tuple = ()
+    # Inputs of an elementwise op broadcast over its first tensor (a bias, a per-channel scale)
+    broadcast: tuple = ()
 
     @property
     def where(self) -> str:
@@ -71,8 +82,14 @@ def read(path: Path) -> Declaration | None:
             f"{where}: the schema names the op {op!r}, but the module is {path.name}: make them agree"
         )
     options = {"kind": None, "with_out": False}
+    literals = {}
     for keyword in call.keywords:
-        if keyword.arg in _OPTIONS:
+        if keyword.arg in _LITERALS:
+            try:
+                literals[keyword.arg] = ast.literal_eval(keyword.value)
+            except ValueError:
+                raise DeclarationError(f"{where}: declare()'s {keyword.arg}= must be a literal: {literal}") from None
+        elif keyword.arg in _OPTIONS:
             if not isinstance(keyword.value, ast.Constant) or not isinstance(
                 keyword.value.value, _OPTIONS[keyword.arg]
             ):
@@ -85,7 +102,56 @@ def read(path: Path) -> Declaration | None:
             f"{where}: declare() needs kind= one of {', '.join(map(repr, KINDS))}, got "
             f"{options['kind']!r} (a blank op writes its own glue and declares nothing)"
         )
-    return Declaration(op, schema, options["kind"], options["with_out"], path, call.lineno)
+    kernels = _kernels(literals.get("kernels", DEFAULT_KERNELS), f"{where}: kernels=")
+    if kernels != DEFAULT_KERNELS and options["kind"] != "custom":
+        raise DeclarationError(
+            f"{where}: kernels= names a custom op's host functions; the {options['kind']} kind derives them"
+        )
+    variants = []
+    for text, variant_kernels in _dict(literals.get("variants", {}), f"{where}: variants=").items():
+        name, variant_schema = split_definition(text, f"{where}: variants=")
+        if not name.startswith(f"{op}_"):
+            raise DeclarationError(f"{where}: the variant {name!r} should be named {op}_<something>, after its op")
+        variants.append((name, variant_schema, _kernels(variant_kernels, f"{where}: variants[{name!r}]")))
+    return Declaration(
+        op,
+        schema,
+        options["kind"],
+        options["with_out"],
+        path,
+        call.lineno,
+        kernels if options["kind"] == "custom" else {},
+        tuple(variants),
+        _names(literals.get("broadcast", ()), f"{where}: broadcast="),
+    )
+
+
+def _names(value, where: str) -> tuple:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) for name in value):
+        raise DeclarationError(f"{where} must be a list of the schema's tensor names, got {value!r}")
+    return tuple(value)
+
+
+def _dict(value, where: str) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise DeclarationError(f"{where} must be a dict with string keys, got {value!r}")
+    return value
+
+
+_CPP_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _kernels(value, where: str) -> dict:
+    """{dispatch key: C++ function name}, checked."""
+    kernels = _dict(value, where)
+    for key, function in kernels.items():
+        if not _CPP_NAME.match(key) or not isinstance(function, str) or not _CPP_NAME.match(function):
+            raise DeclarationError(
+                f"{where} maps a dispatch key (CPU, CUDA, Autograd, ...) to a C++ function's name, got {key!r}: {function!r}"
+            )
+    if not kernels:
+        raise DeclarationError(f"{where} names no host function: the op would run nowhere")
+    return dict(kernels)
 
 
 def find(ops_dir: Path) -> dict[str, Declaration]:

@@ -2,7 +2,7 @@
 into the arguments and returns the templates render from.
 
 Only what both torch C++ APIs (the stable ABI and ATen) can pass to a kernel is accepted: Tensor,
-Tensor?, Tensor[], Tensor(a!) (an output written in place), int, float, bool, int[], float[], str,
+Tensor?, Tensor[], Tensor(a!) or Tensor! (an output written in place), int, float, bool, int[], float[], str,
 ScalarType and their optional (`?`) forms. Every refusal says what to write instead.
 """
 
@@ -66,6 +66,8 @@ class Arg:
             base = f"{self.type[:-2]}[{self.size}]"
         if self.alias is not None:
             base += f"({self.alias}{'!' if self.mutable else ''})"
+        elif self.mutable:
+            base += "!"
         text = f"{base}{'?' if self.optional else ''} {self.name}"
         return text if self.default is None else f"{text}={self.default}"
 
@@ -156,7 +158,10 @@ def _split_top_level(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
-_TYPE = re.compile(r"(?P<base>[A-Za-z]+)(?:\[(?P<size>\d*)\])?(?:\((?P<alias>[a-z])(?P<bang>!?)\))?(?P<optional>\??)\Z")
+# `Tensor(a!)` names the alias of an output written in place; `Tensor!` (vLLM's spelling) writes in place without one.
+_TYPE = re.compile(
+    r"(?P<base>[A-Za-z]+)(?:\[(?P<size>\d*)\])?(?:\((?P<alias>[a-z])(?P<bang>!?)\)|(?P<bare>!))?(?P<optional>\??)\Z"
+)
 
 
 def _parse_type(text: str, where: str) -> tuple[str, int | None, str | None, bool, bool]:
@@ -176,9 +181,10 @@ def _parse_type(text: str, where: str) -> tuple[str, int | None, str | None, boo
             f"{where}: unknown type {text!r}; use Tensor, Tensor?, Tensor(a!), int, float, bool, int[], "
             "float[], Tensor[], str or ScalarType"
         )
-    if alias and base != "Tensor":
+    if (alias or match["bare"]) and base != "Tensor":
         raise DeclarationError(f"{where}: only tensors take an alias annotation like Tensor(a!), got {text!r}")
-    return type_, (int(size) if size else None), alias, bool(match["bang"]), bool(match["optional"])
+    mutable = bool(match["bang"] or match["bare"])
+    return type_, (int(size) if size else None), alias, mutable, bool(match["optional"])
 
 
 def _parse_arg(text: str, kwarg_only: bool, position: int) -> Arg:
@@ -280,7 +286,7 @@ def _check_whole(schema: Schema) -> None:
                 f"argument {arg.name!r} has no default but follows one that has: give it a default "
                 "or move it before them (or after `*`)"
             )
-    aliases = [a.alias for a in schema.outs]
+    aliases = [a.alias for a in schema.outs if a.alias is not None]
     if len(set(aliases)) != len(aliases):
         raise DeclarationError("two outputs share an alias: give each Tensor(x!) its own letter")
     if schema.outs and schema.returns:
