@@ -9,6 +9,7 @@ from helpers import opgen, snapshot
 KIND_FILES = {  # what opgen new writes; a declared op's C++ and Python glue is derived at build time
     "elementwise": ["csrc/{op}/{op}.h", "my_ops/ops/{op}.py", "docs/ops/{op}.md"],
     "reduction": ["csrc/{op}/{op}.h", "my_ops/ops/{op}.py", "docs/ops/{op}.md"],
+    "rowwise": ["csrc/{op}/{op}.h", "my_ops/ops/{op}.py", "docs/ops/{op}.md"],
     "blank": ["csrc/{op}/{op}.cpp", "csrc/{op}/{op}_cuda.cu", "my_ops/ops/{op}.py", "tests/test_{op}.py",
               "benchmarks/bench_{op}.py", "docs/ops/{op}.md"],
 }

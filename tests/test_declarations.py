@@ -78,7 +78,7 @@ reference=reference,''')
     ('"e(Tensor x) -> Tensor", kind="custom", kernels={},', "names no host function"),
     ('"e(Tensor x) -> Tensor", kind="custom", variants={"seed(Tensor x) -> Tensor": {"CUDA": "f"}},',
      "should be named e_<something>"),
-    ('"e(Tensor x) -> Tensor", kind="blank",', "kind= one of 'elementwise', 'reduction', 'custom'"),
+    ('"e(Tensor x) -> Tensor", kind="blank",', "kind= one of 'elementwise', 'reduction', 'rowwise', 'custom'"),
 ])
 def test_declarations_the_build_cannot_read_are_refused_with_the_fix(tmp_path, arguments, message):
     with pytest.raises(DeclarationError, match="e.py:3: .*" + re.escape(message)):
@@ -117,3 +117,54 @@ reference=reference,''')
 def test_broadcasts_the_kernels_cannot_do_are_refused(tmp_path, arguments, message):
     with pytest.raises(DeclarationError, match=re.escape(message)):
         cpp.render(declare(tmp_path, "b", arguments), "p", "ns")
+
+
+def test_a_row_wise_op_derives_rows_of_its_declared_length(tmp_path):
+    found = declare(tmp_path, "swiglu", '''"swiglu(Tensor! out, Tensor x, Tensor scale, float limit=7.0) -> ()",
+kind="rowwise",
+out_cols="d/2",
+broadcast=["scale"],
+reference=reference,''')
+    assert (found.kind, found.out_cols, found.broadcast) == ("rowwise", "d/2", ("scale",))
+    files = cpp.render(found, "p", "ns")
+    host, kernels = files["swiglu.cpp"], files["swiglu_cuda.cu"]
+    flat = " ".join(host.split())
+    # The result's rows are d/2 long; d must split evenly; the broadcast vector has d elements.
+    assert "sizes.back() = sizes.back() * 1 / 2;" in flat
+    assert 'OPGEN_CHECK(x.size(-1) % 2 == 0, "x\'s last dimension must be a multiple of 2' in flat
+    assert 'scale.dim() == 1 && scale.size(0) == x.size(-1)' in flat
+    assert "check_output_memory(out, \"out\", x, \"x\")" in flat and "forward_out(" in flat
+    assert "opgen::cpu::map_rows(Forward<T>{static_cast<T>(limit)}, rows," in flat
+    assert "row_tensors<const scalar_t, 2>(rows, {{x, scale}}, {{false, true}})" in flat
+    assert "opgen::cuda::launch_rows(stream, Forward<T>{static_cast<T>(limit)}, rows," in " ".join(kernels.split())
+    assert "_backward" not in host  # an op writing into out has no autograd
+
+
+def test_a_row_wise_op_differentiates_what_it_declares(tmp_path):
+    found = declare(tmp_path, "norm", '''"norm(Tensor x, Tensor weight, float eps=1e-6) -> Tensor",
+kind="rowwise",
+broadcast=["weight"],
+differentiable=["x"],
+reference=reference,''')
+    host = " ".join(cpp.render(found, "p", "ns")["norm.cpp"].split())
+    assert 'm.def("norm_backward(Tensor grad, Tensor x, Tensor weight, float eps) -> Tensor");' in host
+    assert "opgen::row_tensors<scalar_t, 1>(rows, {{grad_x}}, {{false}})" in host
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ('"r(Tensor x) -> Tensor", kind="rowwise", out_cols="d+1",', 'out_cols= is the output row length'),
+    ('"r(Tensor x) -> Tensor", kind="rowwise", out_cols="0*d",', "a positive multiple of d"),
+    ('"r(Tensor x) -> Tensor", kind="elementwise", out_cols="d/2",', "out_cols= and differentiable= in the declaration are a row-wise op's"),
+    ('"r(Tensor x) -> Tensor", kind="rowwise", differentiable=["y"],', "differentiable= names 'y'"),
+    ('"r(Tensor x) -> Tensor", kind="rowwise", storage=True,', "storage= is an elementwise op's"),
+    ('"r(Tensor x, Tensor? w) -> Tensor", kind="rowwise",', "row-wise ops take plain tensors"),
+])
+def test_row_wise_declarations_it_cannot_derive_are_refused(tmp_path, arguments, message):
+    with pytest.raises(DeclarationError, match=re.escape(message)):
+        cpp.render(declare(tmp_path, "r", arguments), "p", "ns")
+
+
+def test_storage_gives_an_elementwise_ops_functors_the_dtype(tmp_path):
+    found = declare(tmp_path, "g", '"g(Tensor x) -> Tensor", kind="elementwise", storage=True, reference=reference,')
+    files = cpp.render(found, "p", "ns")
+    assert "Forward<T, scalar_t>{}" in files["g.cpp"] and "Backward<T, scalar_t>{}" in files["g_cuda.cu"]

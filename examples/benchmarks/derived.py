@@ -4,6 +4,8 @@ bench_<op>.py of its own uses that instead.
 
 Element-wise: each tensor read once and the result written once, 2^10..2^28 elements, misaligned
 views and odd sizes. Reduction: rows of 2^4..2^20 elements at 2^26 elements in all, and odd rows.
+Row-wise: rows of 2^6..2^16 elements at 2^26 input elements in all, and odd rows; each row tensor read
+once, the result written once (a broadcast weight is read from cache).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ def from_spec(spec) -> SimpleNamespace:
     scalars = {name: value for name, value in spec.args.items() if name not in spec.tensor_args}
     if spec.kind == "reduction":
         return _reduction(spec, scalars)
+    if spec.kind == "rowwise":
+        return _rowwise(spec, scalars)
     return _elementwise(spec, scalars)
 
 
@@ -126,6 +130,59 @@ def _reduction(spec, scalars: dict) -> SimpleNamespace:
         ],
         HOST_NATIVE="torch.sum",
         TARGETS=[beats_eager_and_compile(), host_within(2.0, "torch.sum")],
+        run=run,
+        measure=measure,
+        host_calls=host_calls,
+    )
+
+
+def _rowwise(spec, scalars: dict) -> SimpleNamespace:
+    """rows x length sweeps; `size` is the row length (the case's d, as SPEC's shapes give it)."""
+    x = spec.tensor_args[0]
+
+    def arguments(rows: int, size: int, dtype: torch.dtype) -> dict:
+        case = (rows, size)
+        shapes = {name: spec.args[name].shape or (lambda shape: shape) for name in spec.tensor_args}
+        args = {name: tensor(shapes[name](case), dtype) for name in spec.tensor_args}
+        if spec.out:
+            args[spec.out] = spec.reference(**args, **scalars).to(dtype)
+        return {**args, **scalars}
+
+    def measure(bench, size: int, dtype: torch.dtype, rows: int = 0) -> None:
+        rows = rows or max(1, REDUCTION_TOTAL // size)
+        args = arguments(rows, size, dtype)
+        reference_args = {k: v for k, v in args.items() if k != spec.out}
+        result = args[spec.out] if spec.out else spec.function(**args)
+        rows_read = sum(args[name].nbytes for name in spec.tensor_args if args[name].dim() > 1)
+        bench.compare(
+            spec.name,
+            f"{rows}x{tuple(args[x].shape)[-1]} {dtype_name(dtype)}",
+            bytes_moved=rows_read + result.nbytes,
+            ours=lambda: spec.function(**args),
+            eager=lambda: spec.reference(**reference_args),
+        )
+
+    def run(bench) -> None:
+        for rows, cols in [(1 << 16, 1024), (4096, 16384)]:
+            for dtype in (torch.bfloat16, torch.float32):
+                measure(bench, cols, dtype, rows=rows)
+
+    def host_calls(numel: int) -> dict:
+        args = arguments(1, numel, torch.float32)
+        return {
+            "ours": lambda: spec.function(**args),
+            "raw": lambda: spec.op(**args),
+            "native": lambda: torch.softmax(args[x], dim=-1),
+        }
+
+    return SimpleNamespace(
+        SIZE_LABEL=f"row length (rows x length = 2^{REDUCTION_TOTAL.bit_length() - 1})",
+        SWEEP=[
+            *(p for dtype in FLOATING_16_32 for p in line(dtype_name(dtype), powers_of_two(6, 16, 2), dtype=dtype)),
+            *line("float32 odd rows", [7, 1000, 4097, 100_003], dtype=torch.float32),
+        ],
+        HOST_NATIVE="torch.softmax",
+        TARGETS=[beats_eager_and_compile(), host_within(2.0, "torch.softmax")],
         run=run,
         measure=measure,
         host_calls=host_calls,

@@ -28,8 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("name", help="op name: lowercase identifier, e.g. gelu_approx")
     new.add_argument("--kind", default="elementwise", choices=render.kinds(), help=(
         "elementwise: same-shape float tensors (plus int/float/bool scalars) in, one tensor out, through the "
-        "vectorized map, with autograd; reduction: a sum over the last dim with its backward; blank: any schema, "
-        "a copy kernel to fill in (default: elementwise)"))
+        "vectorized map, with autograd; reduction: a sum over the last dim with its backward; rowwise: math over "
+        "one row of the last dim at a time (norms, softmax, gated activations); blank: any schema, your own host "
+        "code and a copy kernel to fill in (default: elementwise)"))
     new.add_argument("--schema", help=(
         "the op's signature in torch schema syntax, e.g. \"(Tensor a, Tensor b, float alpha=1.0) -> Tensor\" or, "
         "writing into an output, \"(Tensor a, Tensor b, Tensor(a!) out) -> ()\" (default: \"(Tensor x) -> Tensor\")"))
@@ -100,7 +101,8 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
         print(f"  and the plain-PyTorch reference() in {module} (SPEC says what the tests draw)")
         tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"
     else:
-        header = f"csrc/{name}/{name}.h ({functors if kind == 'elementwise' else 'Term, TermGrad'})"
+        what = {"reduction": "Term, TermGrad", "rowwise": f"the row functors {functors}"}.get(kind, functors)
+        header = f"csrc/{name}/{name}.h ({what})"
         python_math = "term()" if kind == "reduction" else "reference()"
         print(f"\nNext: write the math in {header} and {python_math} in {module};")
         print("  the rest (registration, host code, launches, Python function, autograd, tests, benchmark) is derived "

@@ -33,7 +33,10 @@ __all__ = ["declare", "DeclarationError", "TensorArg"]
 
 # Sizes the reduction checks run on: short rows (a warp each), long rows (a block each), empty rows and batches.
 REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 0), (0, 9), (1000, 3)]
-DEFAULT_DOMAIN = {"elementwise": (-4.0, 4.0), "reduction": (-1.0, 1.0)}
+# A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, longer than shared
+# memory holds (> 64K), empty rows and no rows.
+ROWWISE_SHAPES = [(1,), (7,), (3, 1), (5, 33), (4, 1024), (2, 3, 100), (1, 4099), (2, 70001), (3, 0), (0, 16)]
+DEFAULT_DOMAIN = {"elementwise": (-4.0, 4.0), "reduction": (-1.0, 1.0), "rowwise": (-4.0, 4.0)}
 
 
 def declare(
@@ -46,6 +49,8 @@ def declare(
     example: dict[str, Any] | None = None,
     with_out: bool = False,
     broadcast: tuple[str, ...] | list[str] = (),
+    out_cols: str = "d",
+    storage: bool = False,
     kernels: dict[str, str] | None = None,
     variants: dict[str, dict[str, str]] | None = None,
     fake: Callable | dict[str, Callable] | None = None,
@@ -63,6 +68,12 @@ def declare(
     domain: {tensor: (low, high)}, where the tests draw its values (default -4..4; -1..1 for a sum).
     example: {scalar: value} that tests and benchmarks pass where the schema gives no default.
     with_out: also an `<op>_out(..., *, Tensor(a!) out)` twin.
+    kind "rowwise": Forward/Backward functors over one row of the last dimension at a time
+      (common/rowwise.h); out_cols: the result's row length from the input's d ("d", "d/2", "2*d");
+      broadcast: the inputs that are one vector of d elements every row reads (a norm's weight);
+      differentiable: the inputs that get gradients (default every tensor; () for none).
+    storage: an elementwise op's functors take the dtype's type as well, Forward<T, S>, to round an
+      intermediate as a kernel computing in the dtype would (opgen::rounded<S>(v)).
     broadcast: an elementwise op's inputs that broadcast over its first tensor (a bias over the last
       dims, a scale of shape [C, 1, 1]); the tests draw them along the last dim unless args= says else,
       their gradients are summed back to their shape.
@@ -73,6 +84,7 @@ def declare(
     fake: the results' shapes for torch.compile, with the schema's parameters (a dict {op: fake} for variants).
     backward, setup_context: its autograd formula, as torch.library.register_autograd takes them.
     doc: the public function's docstring.
+    checked_as: "elementwise" also runs the element-wise checks on it (its host code keeps that kind's rules).
 
     variants: {schema: kernels} of other ops the module registers (its seed kernel, say), any kind;
       SPEC.variants has their functions. fake= gives their fakes ({variant: fake} for a derived kind);
@@ -86,7 +98,8 @@ def declare(
         raise DeclarationError(
             f"{op}: kernels=, backward=, setup_context= and doc= are a custom op's; the {kind} kind derives them"
         )
-    m = op_model.build(op, kind, signature, with_out, broadcast)
+    grads = spec_options.pop("differentiable", None) if kind == "rowwise" else None
+    m = op_model.build(op, kind, signature, with_out, broadcast, out_cols, grads, storage)
     glue = _Glue(m, _build.NAMESPACE)
     # A variant takes the op's fake (derived, for the derived kinds) where it does not declare its own.
     if kind != "custom" and fake is not None and not isinstance(fake, dict):
@@ -110,6 +123,8 @@ def declare(
         spec_options.setdefault("shapes", REDUCTION_SHAPES)
     elif reference is None:
         raise DeclarationError(f"{op}: declare reference=, the op in plain PyTorch that the tests hold it to")
+    if kind == "rowwise":
+        spec_options.setdefault("shapes", ROWWISE_SHAPES)
     glue.register_fakes()
     if m.differentiable:
         # first_order_only=False: the module registers its backward op's own autograd formula.
@@ -166,6 +181,9 @@ def _custom(m, glue, reference, fakes, backward, setup_context, doc, variant_fun
     glue.register_custom_fake(fakes.get(m.op))
     plain = [a.name for a in m.tensors if not a.optional and not a.is_list]
     differentiable = tuple(spec_options.pop("differentiable", () if backward is None else plain))
+    # The public function skips the autograd layer when none of these needs a gradient: every input
+    # that a Python formula may differentiate, else the ones a C++ one does.
+    autograd_inputs = plain if backward is not None else differentiable
     if backward is not None:
         torch.library.register_autograd(f"{glue.ns}::{m.op}", backward, setup_context=setup_context)
     elif setup_context is not None:
@@ -174,10 +192,10 @@ def _custom(m, glue, reference, fakes, backward, setup_context, doc, variant_fun
     return OpSpec(
         name=m.op,
         op=glue.overload(),
-        function=glue.custom_function(differentiable, doc),
+        function=glue.custom_function(autograd_inputs, doc),
         reference=reference,
         args=args,
-        kind="custom",
+        kind=spec_options.pop("checked_as", "custom"),
         differentiable=differentiable,
         out=m.out.name if m.out is not None else None,
         variants=variant_functions,
@@ -194,16 +212,22 @@ def _spec_args(m, domain: dict, example: dict) -> dict[str, Any]:
         if arg.mutable:
             continue
         if arg.is_tensor:
-            # A broadcast input is drawn as a bias over the last dimension.
-            shape = _last_dim if arg.name in m.broadcast else None
-            args[arg.name] = TensorArg(shape=shape, domain=tuple(domain[arg.name]))
+            args[arg.name] = TensorArg(shape=_drawn_shape(m, arg), domain=tuple(domain[arg.name]))
         else:
             args[arg.name] = example.get(arg.name, ast.literal_eval(m.sample_scalars[arg.name]))
     return args
 
 
-def _last_dim(shape: tuple) -> tuple:
-    return tuple(shape)[-1:]
+def _drawn_shape(m, arg) -> Callable | None:
+    """The shape the tests draw an input with, from the case's: an elementwise op's broadcast input
+    along the last dimension; a row-wise op's inputs with rows of q * d (out_cols = d * p / q), its
+    broadcast ones one such row."""
+    if m.kind == "rowwise":
+        q = m.out_cols_ratio[1]
+        if arg.name in m.broadcast:
+            return lambda shape: (q * tuple(shape)[-1],) if tuple(shape) else (q,)
+        return lambda shape: (*tuple(shape)[:-1], q * tuple(shape)[-1]) if tuple(shape) else (q,)
+    return (lambda shape: tuple(shape)[-1:]) if arg.name in m.broadcast else None
 
 
 class _Glue:
@@ -301,6 +325,13 @@ class _Glue:
                 "on CPU and CUDA, accumulated in float32 (float64 for float64);\n    differentiable; traceable by "
                 "torch.compile(fullgraph=True).\n    "
             )
+        if m.kind == "rowwise":
+            first = m.tensors[0].name
+            return (
+                f"Apply {m.op} to each row of {first}'s last dimension (d); the result's rows are {m.out_cols} long.\n\n"
+                "    float32, float16, bfloat16 or float64 tensors of one dtype and device (CPU or CUDA), any\n"
+                "    strides; the result is contiguous. Traceable by torch.compile(fullgraph=True).\n    "
+            )
         return (
             f"Apply {m.op} element-wise.\n\n    {m.tensor_names}: float32, float16, bfloat16 or float64 tensors "
             "of one shape, dtype and device\n    (CPU or CUDA), any strides; the result is contiguous. "
@@ -370,6 +401,8 @@ class _Glue:
                 f"    return {x}.new_empty(reduced_shape({x}, {dim}, {keepdim}, {x!r}))\n",
                 reduced_shape=reduced_shape,
             )
+        if m.kind == "rowwise":
+            return self._rowwise_fake()
         if m.out is not None:
             return self._compile("fake", f"def fake({m.python_params()}):\n    return None\n")
         first = m.tensors[0].name
@@ -385,6 +418,26 @@ class _Glue:
             f"    return torch.empty_like({first}, memory_format=torch.contiguous_format)\n",
         )
 
+    def _rowwise_fake(self) -> Callable:
+        m = self.m
+        first = m.tensors[0].name
+        p, q = m.out_cols_ratio
+        checks = [
+            f"    torch._check({first}.dim() >= 1, lambda: '{first} must have at least one dimension (its rows are "
+            "along the last), got a scalar')\n",
+            f"    torch._check({first}.shape[-1] % {q} == 0, lambda: f\"{first}'s last dimension must be a multiple "
+            f'of {q}, got {{{first}.shape[-1]}}")\n',
+        ]
+        for a in m.tensors[1:]:
+            rule = f"({first}.shape[-1],)" if a.name in m.broadcast else f"{first}.shape"
+            checks.append(
+                f'    torch._check(tuple({a.name}.shape) == tuple({rule}), lambda: f"{a.name} must have shape '
+                f'{{tuple({rule})}}, got {{tuple({a.name}.shape)}}")\n'
+            )
+        result = f"{first}.new_empty((*{first}.shape[:-1], {first}.shape[-1] * {p} // {q}))"
+        returns = "    return None\n" if m.out is not None else f"    return {result}\n"
+        return self._compile("fake", f"def fake({m.python_params()}):\n{''.join(checks)}{returns}")
+
     def _register_other_fakes(self, name: str) -> None:
         m = self.m
         if m.with_out:
@@ -396,6 +449,16 @@ class _Glue:
 
     def _backward_fake(self) -> Callable:
         m = self.m
+        if m.kind == "rowwise":  # each gradient shaped like the first input (a broadcast one's, per row)
+            first = m.tensors[0].name
+            if len(m.differentiable) == 1:
+                source = f"def fake(grad, {m.python_args}):\n    return torch.empty_like({first})\n"
+            else:
+                source = (
+                    f"def fake(grad, {m.python_args}, {m.needs_names}):\n"
+                    f"    return tuple({first}.new_empty({first}.shape if needed else (0,)) for needed in ({m.needs_names},))\n"
+                )
+            return self._compile("fake", source)
         if m.kind == "reduction":
             dim, keepdim = self._reduction_dims()
             x = m.reduce_arg
@@ -426,7 +489,7 @@ class _Glue:
         scalar_at = [i for i, t in enumerate(is_tensor) if not t]
         grad_at = [arguments.index(a) for a in m.differentiable]
         backward_op = self.overload("_backward")
-        several = m.kind == "elementwise" and len(grad_at) > 1  # then <op>_backward takes needs_<x> flags
+        several = m.kind != "reduction" and len(grad_at) > 1  # then <op>_backward takes needs_<x> flags
         broadcast_at = [arguments.index(a) for a in m.tensors if a.name in m.broadcast]
 
         def setup_context(ctx, inputs, output):

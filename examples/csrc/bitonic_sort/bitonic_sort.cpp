@@ -1,6 +1,7 @@
-// bitonic_sort: schema, host code for CPU and CUDA (checks, allocation, device guard, stream) and
-// the CPU kernel. The CUDA kernels are in bitonic_sort_cuda.cu (a bitonic network in shared memory)
-// and bitonic_sort_radix.cu (a radix sort for longer rows).
+// bitonic_sort: host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU
+// kernel; the declaration in opgen_examples/ops/bitonic_sort.py registers it. The CUDA kernels are in
+// bitonic_sort_cuda.cu (a bitonic network in shared memory) and bitonic_sort_radix.cu (a radix sort
+// for longer rows).
 //
 // The CPU kernel sorts the same (key, index) pairs as the CUDA kernels (bitonic_sort.h) with
 // std::sort, so both devices return the same values and the same indices.
@@ -104,19 +105,5 @@ std::tuple<Tensor, Tensor> forward(const Tensor& x, bool descending) {
                         }));
   return {values, indices};
 }
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("bitonic_sort(Tensor x, bool descending=False) -> (Tensor values, Tensor indices)");
-}
-
-// One host function per op serves both devices: it picks the kernel from the tensors' device.
-OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("bitonic_sort", OPGEN_KERNEL(forward));
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("bitonic_sort", OPGEN_KERNEL(forward));
-}
-#endif
 
 }  // namespace examples::bitonic_sort

@@ -25,6 +25,21 @@ struct OpMath<__nv_bfloat16> {
   using type = float;
 };
 
+template <>
+struct Rounding<__half> {
+  template <typename T>
+  __host__ __device__ static T apply(T v) {
+    return static_cast<T>(__half2float(__float2half_rn(static_cast<float>(v))));
+  }
+};
+template <>
+struct Rounding<__nv_bfloat16> {
+  template <typename T>
+  __host__ __device__ static T apply(T v) {
+    return static_cast<T>(__bfloat162float(__float2bfloat16_rn(static_cast<float>(v))));
+  }
+};
+
 namespace cuda {
 
 // static_cast, except for CUDA's 16-bit floats, whose implicit conversions torch's build turns off.

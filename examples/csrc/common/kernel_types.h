@@ -117,6 +117,29 @@ OPGEN_HOST_DEVICE Array<T, K> as_array(const Array<T, K>& values) {
   return values;
 }
 
+// A row-wise kernel's K tensors (common/rowwise.h): rows of `cols` elements each, one after another (row_stride =
+// cols), or one vector read by every row (row_stride = 0: a broadcast weight).
+template <typename S, int K>
+struct RowTensors {
+  Array<S*, K> data;
+  Array<int64_t, K> cols;
+  Array<int64_t, K> row_stride;
+};
+
+// The tensors of a row-wise kernel from their buffers: a row tensor holds `rows` rows, a broadcast
+// one is the vector every row reads; a null buffer (a result nobody asked for) has no rows.
+template <typename S, int K>
+RowTensors<S, K> row_tensors(int64_t rows, const Array<Buffer, K>& buffers, const Array<bool, K>& broadcast) {
+  RowTensors<S, K> tensors{};
+  for (int k = 0; k < K; ++k) {
+    const int64_t cols = broadcast[k] ? buffers[k].numel : rows > 0 ? buffers[k].numel / rows : 0;
+    tensors.data[k] = buffers[k].template as<S>();
+    tensors.cols[k] = cols;
+    tensors.row_stride[k] = broadcast[k] ? 0 : cols;
+  }
+  return tensors;
+}
+
 // The type arithmetic runs in: float for 16-bit floating types, the type itself otherwise. Each
 // 16-bit type (torch's c10::Half, CUDA's __half, ...) adds its specialization where it is defined.
 template <typename T>
@@ -125,5 +148,20 @@ struct OpMath {
 };
 template <typename T>
 using opmath_t = typename OpMath<T>::type;
+
+// v rounded to S (a tensor's dtype) and back to T: an intermediate as a kernel computing in S has
+// it (declare(..., storage=True) gives an elementwise op's functors S: Forward<T, S>). CUDA's 16-bit
+// types specialize Rounding in cuda_utils.cuh.
+template <typename S>
+struct Rounding {
+  template <typename T>
+  OPGEN_HOST_DEVICE static T apply(T v) {
+    return static_cast<T>(static_cast<S>(v));
+  }
+};
+template <typename S, typename T>
+OPGEN_HOST_DEVICE T rounded(T v) {
+  return Rounding<S>::apply(v);
+}
 
 }  // namespace examples::opgen

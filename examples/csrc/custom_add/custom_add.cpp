@@ -1,6 +1,7 @@
-// custom_add: c = a + b on the CPU, the seed's first C++ op. A CPU-only op: there is no CUDA kernel,
-// and CUDA inputs reach reject_cuda below, which says so (instead of the dispatcher's generic
-// "could not run with arguments from the CUDA backend").
+// custom_add: c = a + b on the CPU, the seed's first C++ op; the declaration in
+// opgen_examples/ops/custom_add.py registers it. A CPU-only op: there is no CUDA kernel, and CUDA
+// inputs reach reject_cuda below (in CUDA builds), which says so (instead of the dispatcher's
+// generic "could not run with arguments from the CUDA backend").
 #include "common/checks.h"
 #include "common/cpu_loops.h"
 #include "common/torch_api.h"
@@ -28,18 +29,6 @@ Tensor reject_cuda(const Tensor& a, const Tensor& b) {
   OPGEN_CHECK(false, "custom_add runs on the CPU only: ", a_on_cpu ? "b" : "a", " is on ",
               opgen::device_name(a_on_cpu ? b : a), "; use vector_add for CUDA tensors");
   return Tensor();
-}
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("custom_add(Tensor a, Tensor b) -> Tensor");
-}
-
-OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("custom_add", OPGEN_KERNEL(forward_cpu));
-}
-
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("custom_add", OPGEN_KERNEL(reject_cuda));
 }
 
 }  // namespace examples::custom_add

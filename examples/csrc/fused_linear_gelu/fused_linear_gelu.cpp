@@ -1,5 +1,7 @@
 // fused_linear_gelu: y = gelu_tanh(x @ weight^T + bias), i.e. nn.Linear followed by
-// nn.GELU(approximate="tanh"). Schema and CPU kernel; the CUDA kernel is in fused_linear_gelu_cuda.cu.
+// nn.GELU(approximate="tanh"). CPU kernel; the CUDA kernel is in fused_linear_gelu_cuda.cu, the autograd
+// formula in fused_linear_gelu_autograd.cpp. The declaration in opgen_examples/ops/fused_linear_gelu.py
+// registers them.
 //
 // CPU: addmm (a BLAS GEMM with the bias as its C operand), then the shared GELU functor in place.
 // (at::_addmm_activation is not used here: on CPU it applies the exact erf GELU, not the tanh one.)
@@ -7,7 +9,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
-#include <torch/library.h>
 
 #include "common/cpu_loops.h"
 #include "fused_linear_gelu/fused_linear_gelu.h"
@@ -24,15 +25,6 @@ at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& weight, const at::
     opgen::cpu::map(gelu_approx::Forward<opgen::opmath_t<scalar_t>>{}, y.numel(), data, static_cast<const scalar_t*>(data));
   });
   return y.view(output_shape(x, weight));
-}
-
-TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("fused_linear_gelu(Tensor x, Tensor weight, Tensor bias) -> Tensor");
-  m.def("fused_linear_gelu_naive(Tensor x, Tensor weight, Tensor bias) -> Tensor");  // the seed's kernel, CUDA only
-}
-
-TORCH_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("fused_linear_gelu", &forward_cpu);
 }
 
 }  // namespace examples::fused_linear_gelu

@@ -27,7 +27,6 @@
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gelu.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <torch/library.h>
 
 #include <type_traits>
 
@@ -113,10 +112,6 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& weight, const at:
   const at::Tensor y = at::_addmm_activation(bias.contiguous(), x2d, weight.t(), /*beta=*/1, /*alpha=*/1,
                                              /*use_gelu=*/true);
   return y.view(output_shape(x, weight));
-}
-
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("fused_linear_gelu", &forward_cuda);
 }
 
 }  // namespace examples::fused_linear_gelu

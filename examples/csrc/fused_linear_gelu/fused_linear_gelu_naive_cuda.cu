@@ -1,6 +1,6 @@
 // fused_linear_gelu_naive: the seed's kernel (one thread per output element, a plain loop over
-// in_features, no tiling or tensor cores, an int index), registered only as a benchmark baseline
-// for fused_linear_gelu. float32, x (batch, in_features).
+// in_features, no tiling or tensor cores, an int index), declared in opgen_examples/ops/fused_linear_gelu.py
+// only as a benchmark baseline for fused_linear_gelu. float32, x (batch, in_features).
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/core/Tensor.h>
@@ -9,7 +9,6 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <limits>
@@ -58,10 +57,6 @@ at::Tensor naive_cuda(const at::Tensor& x, const at::Tensor& weight, const at::T
       output.mutable_data_ptr<float>(), batch, in_features, out_features);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return output;
-}
-
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("fused_linear_gelu_naive", &naive_cuda);
 }
 
 }  // namespace examples::fused_linear_gelu

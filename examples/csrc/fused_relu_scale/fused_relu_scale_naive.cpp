@@ -1,6 +1,7 @@
 // fused_relu_scale_naive: the seed's kernel (fused_relu_scale_naive_cuda.cu), kept as a benchmark
 // baseline. CUDA only, float32 only, fewer than 2^31 elements (its index is an int).
-// fused_relu_scale itself is declared in opgen_examples/ops/fused_relu_scale.py: its glue is derived.
+// fused_relu_scale itself is declared in opgen_examples/ops/fused_relu_scale.py: its glue is derived, and
+// the declaration registers naive too (variants=).
 #include <limits>
 
 #include "common/checks.h"
@@ -24,15 +25,6 @@ Tensor naive(const Tensor& x, double alpha) {
   Tensor output = opgen::empty_like(input);
   naive_cuda(opgen::current_stream(), opgen::output(output), opgen::input(input), static_cast<float>(alpha));
   return output;
-}
-#endif
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("fused_relu_scale_naive(Tensor x, float alpha) -> Tensor");  // the seed's kernel, CUDA only
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("fused_relu_scale_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

@@ -1,4 +1,5 @@
-// moe: schema and CPU kernel (a loop over experts in ATen ops). The CUDA kernels are in moe_cuda.cu.
+// moe: CPU kernel (a loop over experts in ATen ops); the declaration in opgen_examples/ops/moe.py
+// registers it. The CUDA kernels are in moe_cuda.cu.
 //
 // y[t] = sum over the top_k experts e of token t of p[t, e] * (gelu_tanh(x[t] @ w1[e]^T) @ w2[e]^T),
 // where the router logits are x @ gate_weight^T (in float32, float64 for float64 inputs) and p is the
@@ -6,7 +7,6 @@
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/ATen.h>
-#include <torch/library.h>
 
 #include "common/checks.h"
 #include "moe/moe.h"
@@ -62,14 +62,6 @@ at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& gate_weight, const
     y.index_add_(0, tokens, out * p);
   }
   return y.to(x.scalar_type());
-}
-
-TORCH_LIBRARY_FRAGMENT(examples, m) {
-  m.def("moe(Tensor x, Tensor gate_weight, Tensor w1, Tensor w2, int top_k) -> Tensor");
-}
-
-TORCH_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("moe", &forward_cpu);
 }
 
 }  // namespace examples::moe

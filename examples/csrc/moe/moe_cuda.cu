@@ -30,7 +30,6 @@
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -376,10 +375,6 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
     combine<scalar_t>(out_rows, row_of_pair, weight_of_pair, k, y, stream);
   });
   return y;
-}
-
-TORCH_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("moe", &forward_cuda);
 }
 
 }  // namespace examples::moe

@@ -1,6 +1,7 @@
-// normalize_volume: schemas, host code for CPU and CUDA (checks, allocation, device guard, stream)
-// and the CPU kernel. The math is in normalize_volume.h, the CUDA kernels in normalize_volume_cuda.cu
-// (ours) and normalize_volume_naive_cuda.cu (the seed's, a benchmark baseline).
+// normalize_volume: host code for CPU and CUDA (checks, allocation, device guard, stream) and the
+// CPU kernel; the declaration in opgen_examples/ops/normalize_volume.py registers it. The math is in
+// normalize_volume.h, the CUDA kernels in normalize_volume_cuda.cu (ours) and
+// normalize_volume_naive_cuda.cu (the seed's, a benchmark baseline).
 // A uint16 D x H x W volume (a CT scan, say) to float32, in [0, 1] when max_value is the largest
 // voxel value. Not differentiable (the input is integer), so no backward.
 #include <limits>
@@ -69,22 +70,6 @@ Tensor naive(const Tensor& volume, double max_value) {
   naive_cuda(opgen::current_stream(), opgen::output(out), opgen::input(input), dim_z, dim_y, dim_x,
              static_cast<float>(max_value));
   return out;
-}
-#endif
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("normalize_volume(Tensor volume, float max_value) -> Tensor");
-  m.def("normalize_volume_naive(Tensor volume, float max_value) -> Tensor");  // the seed's kernel, CUDA only
-}
-
-// One host function per op serves both devices: it picks the kernel from the tensors' device.
-OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("normalize_volume", OPGEN_KERNEL(forward));
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("normalize_volume", OPGEN_KERNEL(forward));
-  m.impl("normalize_volume_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

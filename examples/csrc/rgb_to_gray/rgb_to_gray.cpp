@@ -1,6 +1,7 @@
-// rgb_to_gray: schemas, host code for CPU and CUDA (checks, allocation, device guard, stream) and
-// the CPU kernel. The math is in rgb_to_gray.h, the CUDA kernels in rgb_to_gray_cuda.cu (ours) and
-// rgb_to_gray_naive_cuda.cu (the seed's, a benchmark baseline).
+// rgb_to_gray: host code for CPU and CUDA (checks, allocation, device guard, stream) and the CPU
+// kernel; the declaration in opgen_examples/ops/rgb_to_gray.py registers it. The math is in
+// rgb_to_gray.h, the CUDA kernels in rgb_to_gray_cuda.cu (ours) and rgb_to_gray_naive_cuda.cu (the
+// seed's, a benchmark baseline).
 // An 8-bit H x W x 3 RGB image to an 8-bit H x W gray one. Not differentiable (integer data).
 #include <limits>
 
@@ -70,22 +71,6 @@ Tensor naive(const Tensor& img) {
   Tensor gray = opgen::empty(input, {height, width});
   naive_cuda(opgen::current_stream(), opgen::output(gray), opgen::input(input), height, width);
   return gray;
-}
-#endif
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("rgb_to_gray(Tensor img) -> Tensor");
-  m.def("rgb_to_gray_naive(Tensor img) -> Tensor");  // the seed's kernel, CUDA only
-}
-
-// One host function per op serves both devices: it picks the kernel from the tensors' device.
-OPGEN_LIBRARY_IMPL(examples, CPU, m) {
-  m.impl("rgb_to_gray", OPGEN_KERNEL(forward));
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("rgb_to_gray", OPGEN_KERNEL(forward));
-  m.impl("rgb_to_gray_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

@@ -1,6 +1,7 @@
 // vector_add_naive: the seed's one-thread-per-element kernel (vector_add_naive_cuda.cu), kept as a
 // benchmark baseline. CUDA only, float32 only, fewer than 2^31 elements (its index is an int).
-// vector_add itself is declared in opgen_examples/ops/vector_add.py: its glue is derived at build time.
+// vector_add itself is declared in opgen_examples/ops/vector_add.py: its glue is derived at build time, and
+// the declaration registers naive too (variants=).
 #include <limits>
 
 #include "common/checks.h"
@@ -28,15 +29,6 @@ Tensor naive(const Tensor& a, const Tensor& b) {
   Tensor c = opgen::empty_like(lhs);
   naive_cuda(opgen::current_stream(), opgen::output(c), opgen::input(lhs), opgen::input(rhs));
   return c;
-}
-#endif
-
-OPGEN_LIBRARY_FRAGMENT(examples, m) {
-  m.def("vector_add_naive(Tensor a, Tensor b) -> Tensor");
-}
-#ifdef OPGEN_WITH_CUDA
-OPGEN_LIBRARY_IMPL(examples, CUDA, m) {
-  m.impl("vector_add_naive", OPGEN_KERNEL(naive));
 }
 #endif
 

@@ -7,6 +7,7 @@ they cannot disagree about the signature.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import schema as schema_mod
@@ -17,6 +18,7 @@ DEFAULT_SCHEMAS = {
     "elementwise": "(Tensor x) -> Tensor",
     "reduction": "(Tensor x) -> Tensor",
     "blank": "(Tensor x) -> Tensor",
+    "rowwise": "(Tensor x) -> Tensor",
     "custom": "(Tensor x) -> Tensor",
 }
 _NUMERIC_SCALARS = ("int", "SymInt", "float", "bool")
@@ -35,6 +37,9 @@ class OpModel:
     scalars: list[Arg] = field(default_factory=list)  # everything else the op reads
     out: Arg | None = None  # the output written in place (out= ops)
     broadcast: tuple[str, ...] = ()  # inputs broadcast over the first one (declare(broadcast=...))
+    out_cols: str = "d"  # a row-wise op's output row length, from its input's d: "d", "d/2", "2*d"
+    grads: tuple[str, ...] | None = None  # a row-wise op's differentiable inputs (None: every one)
+    storage: bool = False  # an elementwise op's functors take the dtype's type too: Forward<T, S>
 
     # ---- schema texts -------------------------------------------------------------------------
     @property
@@ -49,8 +54,40 @@ class OpModel:
 
     @property
     def differentiable(self) -> list[Arg]:
-        """Inputs that get a gradient: every tensor input of a functional element-wise op."""
-        return [] if self.out is not None else list(self.tensors)
+        """Inputs that get a gradient: every tensor input of a functional element-wise op (those a
+        row-wise op declares)."""
+        if self.out is not None:
+            return []
+        return [a for a in self.tensors if self.grads is None or a.name in self.grads]
+
+    @property
+    def functor_types(self) -> str:
+        """The functors' template arguments: the math type T, and the dtype's S where declared (storage=True)."""
+        return "T, scalar_t" if self.storage else "T"
+
+    @property
+    def out_cols_ratio(self) -> tuple[int, int]:
+        """(p, q): a row-wise op's output rows have d * p / q elements for input rows of d."""
+        return parse_out_cols(self.out_cols)
+
+    def out_cols_cpp(self, d: str) -> str:
+        p, q = self.out_cols_ratio
+        return d if (p, q) == (1, 1) else f"{d} * {p} / {q}" if q != 1 else f"{d} * {p}"
+
+    @property
+    def plain_buffer_params(self) -> str:
+        """`const Buffer& x, const Buffer& weight`: a row-wise op's tensors as its kernels take them."""
+        return ", ".join(f"const Buffer& {a.name}" for a in self.tensors)
+
+    @property
+    def broadcast_flags(self) -> str:
+        """`false, true`: which of the tensors are broadcast vectors, for opgen::row_tensors."""
+        return ", ".join("true" if a.name in self.broadcast else "false" for a in self.tensors)
+
+    @property
+    def row_inputs(self) -> list[Arg]:
+        """A row-wise op's inputs cut into rows like its first (the others are broadcast vectors)."""
+        return [a for a in self.tensors if a.name not in self.broadcast]
 
     @property
     def _backward_params(self) -> list[str]:
@@ -329,15 +366,54 @@ class OpModel:
         }
 
 
-def build(op: str, kind: str, schema_text: str | None, with_out: bool = False, broadcast=()) -> OpModel:
+_OUT_COLS = re.compile(r"\s*(?:(\d+)\s*\*\s*)?d\s*(?:\*\s*(\d+)|//?\s*(\d+))?\s*\Z")
+
+
+def parse_out_cols(text: str) -> tuple[int, int]:
+    """ "d" -> (1, 1), "d/2" -> (1, 2), "2*d" -> (2, 1): a row length as a multiple of the input's d."""
+    match = _OUT_COLS.match(text) if isinstance(text, str) else None
+    if not match or (match[1] and match[2]):
+        raise DeclarationError(
+            f'out_cols= is the output row length from the input\'s, d: "d", "d/2" or "2*d"; got {text!r}'
+        )
+    p, q = int(match[1] or match[2] or 1), int(match[3] or 1)
+    if p == 0 or q == 0:
+        raise DeclarationError(f"out_cols= must be a positive multiple of d, got {text!r}")
+    return p, q
+
+
+def build(
+    op: str,
+    kind: str,
+    schema_text: str | None,
+    with_out: bool = False,
+    broadcast=(),
+    out_cols="d",
+    grads=None,
+    storage: bool = False,
+) -> OpModel:
     text = schema_text or DEFAULT_SCHEMAS[kind]
     schema = schema_mod.parse(text)
-    model = OpModel(op, kind, schema, with_out, broadcast=tuple(broadcast))
+    model = OpModel(
+        op,
+        kind,
+        schema,
+        with_out,
+        broadcast=tuple(broadcast),
+        out_cols=out_cols,
+        grads=None if grads is None else tuple(grads),
+        storage=storage,
+    )
     model.tensors = [a for a in schema.args if a.is_tensor and not a.mutable]
     model.scalars = [a for a in schema.args if not a.is_tensor]
     outs = schema.outs
     model.out = outs[0] if outs else None
-    checks = {"elementwise": _check_elementwise, "reduction": _check_reduction, "blank": _check_blank}
+    checks = {
+        "elementwise": _check_elementwise,
+        "reduction": _check_reduction,
+        "blank": _check_blank,
+        "rowwise": _check_rowwise,
+    }
     checks.get(kind, _check_custom)(model)
     if kind != "custom":  # a custom op's generated code names no locals after its arguments
         _check_generated_names(model)
@@ -346,9 +422,13 @@ def build(op: str, kind: str, schema_text: str | None, with_out: bool = False, b
 
 
 def _check_broadcast(model: OpModel) -> None:
+    if model.kind != "rowwise" and (model.out_cols != "d" or model.grads is not None):
+        raise DeclarationError("out_cols= and differentiable= in the declaration are a row-wise op's")
+    if model.storage and model.kind != "elementwise":
+        raise DeclarationError("storage= is an elementwise op's (a row-wise op's rows know their dtype: x.round(v))")
     if not model.broadcast:
         return
-    if model.kind != "elementwise":
+    if model.kind not in ("elementwise", "rowwise"):
         raise DeclarationError(f"broadcast= is for elementwise ops; a {model.kind} op's host code decides its shapes")
     names = [a.name for a in model.tensors]
     for name in model.broadcast:
@@ -374,21 +454,27 @@ def _check_generated_names(model: OpModel) -> None:
         raise DeclarationError(f"argument name {clash[0]!r} is also a name the generated code uses; rename it")
 
 
-def _check_elementwise(model: OpModel) -> None:
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def _check_elementwise(model: OpModel, kind: str = "elementwise") -> None:
     schema = model.schema
     hint = "; --kind blank takes any schema"
     for arg in schema.args:
         if arg.is_tensor and (arg.optional or arg.is_list):
-            raise DeclarationError(f"elementwise ops take plain tensors, got {arg.schema_text()!r}{hint}")
+            raise DeclarationError(f"{kind} ops take plain tensors, got {arg.schema_text()!r}{hint}")
         if not arg.is_tensor and (arg.type not in _NUMERIC_SCALARS or arg.optional or arg.is_list):
-            raise DeclarationError(f"elementwise ops take int, float and bool scalars, got {arg.schema_text()!r}{hint}")
+            raise DeclarationError(f"{kind} ops take int, float and bool scalars, got {arg.schema_text()!r}{hint}")
     if len(schema.outs) > 1:
-        raise DeclarationError(f"an elementwise op writes one output, got {len(schema.outs)}{hint}")
+        raise DeclarationError(f"{_article(kind)} {kind} op writes one output, got {len(schema.outs)}{hint}")
     if schema.outs:
         if model.with_out:
             raise DeclarationError("--with-out adds an out= twin to a functional op; this schema already writes `out`")
     elif len(schema.returns) != 1 or schema.returns[0].type != "Tensor":
-        raise DeclarationError(f"an elementwise op returns one Tensor (or writes one Tensor(a!) and returns ()){hint}")
+        raise DeclarationError(
+            f"{_article(kind)} {kind} op returns one Tensor (or writes one Tensor(a!) and returns ()){hint}"
+        )
 
 
 def _check_reduction(model: OpModel) -> None:
@@ -430,3 +516,15 @@ def _check_custom(model: OpModel) -> None:
     """A custom op's host functions take any schema torch does; only an out= twin is not derived for it."""
     if model.with_out:
         raise DeclarationError("with_out= is for elementwise ops; a custom op declares its out= op as a variant")
+
+
+def _check_rowwise(model: OpModel) -> None:
+    """A row-wise op: tensors cut into rows of their last dimension, int/float/bool scalars, one
+    result (returned, or written into one `Tensor! out`) with rows of out_cols."""
+    _check_elementwise(model, kind="row-wise")
+    model.out_cols_ratio  # refuses a row length it cannot read
+    if model.with_out:
+        raise DeclarationError("with_out= is for elementwise ops; declare a row-wise op's out= form as its schema")
+    for name in model.grads or ():
+        if name not in [a.name for a in model.tensors]:
+            raise DeclarationError(f"differentiable= names {name!r}, which is not a tensor input of the schema")

@@ -2,29 +2,10 @@
 import torch
 from torch import Tensor
 
-from .._autograd import below_autograd, needs_autograd
-from .._spec import FLOATING, OpSpec, TensorArg
+from .._declare import TensorArg, declare
+from .._spec import FLOATING
 
 __all__ = ["bitonic_sort"]
-
-
-def bitonic_sort(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
-    """Sort x along its last dimension: (values, indices), indices int64, like torch.sort(x, dim=-1).
-
-    float32, float16, bfloat16, float64, int32 and int64 on CPU and CUDA, any row length. On CUDA,
-    rows that one block holds in shared memory (up to 16384 elements of float16 and bfloat16, 8192
-    of the other dtypes) are sorted there by a bitonic network; longer rows by CUB's radix sort
-    (all rows together, then regrouped by row; rows of 2**22 or 2**23 elements and more one at a
-    time). The CPU sorts each row with std::sort.
-    NaN sorts as larger than every number (last ascending, first descending) and -0.0 equals
-    +0.0, as in torch.sort. Equal values keep their input order (stable), so both devices return
-    exactly torch.sort(x, dim=-1, descending=descending, stable=True). Differentiable in x through
-    values; traceable by torch.compile(fullgraph=True).
-    """
-    if needs_autograd(x):
-        return torch.ops.examples.bitonic_sort.default(x, descending)
-    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
-        return torch.ops.examples.bitonic_sort.default(x, descending)
 
 
 def reference(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
@@ -32,8 +13,8 @@ def reference(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
     return torch.sort(x, dim=-1, descending=descending, stable=True)
 
 
-@torch.library.register_fake("examples::bitonic_sort")
-def _(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
+def fake(x: Tensor, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """The results' shapes and dtypes, for torch.compile and opcheck."""
     return x.new_empty(x.shape), x.new_empty(x.shape, dtype=torch.long)
 
 
@@ -51,16 +32,27 @@ def _backward(ctx, grad_values: Tensor, grad_indices):
     return grad_values.new_zeros(indices.shape).scatter_(-1, indices, grad_values), None
 
 
-torch.library.register_autograd("examples::bitonic_sort", _backward, setup_context=_setup_context)
-
-
 _DTYPES = (*FLOATING, torch.int32, torch.int64)
 
-SPEC = OpSpec(
-    name="bitonic_sort",
-    op=torch.ops.examples.bitonic_sort.default,
-    function=bitonic_sort,
+SPEC = declare(
+    "bitonic_sort(Tensor x, bool descending=False) -> (Tensor values, Tensor indices)",
+    kind="custom",  # host code csrc/bitonic_sort/bitonic_sort.cpp: `forward` on both devices
     reference=reference,
+    fake=fake,
+    backward=_backward,
+    setup_context=_setup_context,
+    doc="""Sort x along its last dimension: (values, indices), indices int64, like torch.sort(x, dim=-1).
+
+    float32, float16, bfloat16, float64, int32 and int64 on CPU and CUDA, any row length. On CUDA,
+    rows that one block holds in shared memory (up to 16384 elements of float16 and bfloat16, 8192
+    of the other dtypes) are sorted there by a bitonic network; longer rows by CUB's radix sort
+    (all rows together, then regrouped by row; rows of 2**22 or 2**23 elements and more one at a
+    time). The CPU sorts each row with std::sort.
+    NaN sorts as larger than every number (last ascending, first descending) and -0.0 equals
+    +0.0, as in torch.sort. Equal values keep their input order (stable), so both devices return
+    exactly torch.sort(x, dim=-1, descending=descending, stable=True). Differentiable in x through
+    values; traceable by torch.compile(fullgraph=True).
+    """,
     args={"x": TensorArg(), "descending": False},
     dtypes=_DTYPES,
     tolerances={dtype: (0.0, 0.0) for dtype in _DTYPES},  # values and indices exactly torch.sort's
@@ -68,3 +60,4 @@ SPEC = OpSpec(
     # test_bitonic_sort.py checks the gradients (and descending=True).
     differentiable=(),
 )
+bitonic_sort = SPEC.function

@@ -3,22 +3,9 @@ CPU + CUDA version."""
 import torch
 from torch import Tensor
 
-from .._autograd import below_autograd, needs_autograd
-from .._spec import OpSpec, TensorArg
+from .._declare import TensorArg, declare
 
 __all__ = ["custom_add"]
-
-
-def custom_add(a: Tensor, b: Tensor) -> Tensor:
-    """a + b for CPU tensors of one shape (no broadcasting) and dtype.
-
-    float32, float16, bfloat16 and float64, any strides (the result is contiguous); differentiable
-    in both inputs; traceable by torch.compile(fullgraph=True). CUDA tensors raise a RuntimeError.
-    """
-    if needs_autograd(a, b):
-        return torch.ops.examples.custom_add.default(a, b)
-    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
-        return torch.ops.examples.custom_add.default(a, b)
 
 
 def reference(a: Tensor, b: Tensor) -> Tensor:
@@ -26,8 +13,8 @@ def reference(a: Tensor, b: Tensor) -> Tensor:
     return a + b
 
 
-@torch.library.register_fake("examples::custom_add")
-def _(a: Tensor, b: Tensor) -> Tensor:
+def fake(a: Tensor, b: Tensor) -> Tensor:
+    """The result's shape, for torch.compile and opcheck."""
     torch._check(a.shape == b.shape, lambda: f"b and a must have the same shape, got {b.shape} and {a.shape}")
     return torch.empty_like(a, memory_format=torch.contiguous_format)
 
@@ -36,17 +23,23 @@ def _backward(ctx, grad: Tensor):
     return grad, grad  # d(a + b)/da = d(a + b)/db = 1
 
 
-torch.library.register_autograd("examples::custom_add", _backward)
-
-
-SPEC = OpSpec(
-    name="custom_add",
-    op=torch.ops.examples.custom_add.default,
-    function=custom_add,
+SPEC = declare(
+    "custom_add(Tensor a, Tensor b) -> Tensor",
+    kind="custom",
+    # CUDA tensors reach reject_cuda, which says the op is CPU-only (CUDA builds register it).
+    kernels={"CPU": "forward_cpu", "CUDA": "reject_cuda"},
     reference=reference,
+    fake=fake,
+    backward=_backward,
+    doc="""a + b for CPU tensors of one shape (no broadcasting) and dtype.
+
+    float32, float16, bfloat16 and float64, any strides (the result is contiguous); differentiable
+    in both inputs; traceable by torch.compile(fullgraph=True). CUDA tensors raise a RuntimeError.
+    """,
     args={"a": TensorArg(), "b": TensorArg()},
-    kind="elementwise",
+    checked_as="elementwise",  # its host code keeps the element-wise rules: the suite checks them too
     devices=("cpu",),  # CUDA tensors are refused: test_custom_add.py checks the message
     differentiable=("a", "b"),
     first_order_only=False,  # its backward is grad itself, differentiable again
 )
+custom_add = SPEC.function

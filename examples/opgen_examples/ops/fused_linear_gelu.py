@@ -10,22 +10,10 @@ import math
 import torch
 from torch import Tensor
 
+from .._declare import TensorArg, declare
 from .._error_model import carried_error, rounding_error, rounding_tolerance, sum_error
-from .._spec import OpSpec, TensorArg
 
 __all__ = ["fused_linear_gelu"]
-
-
-def fused_linear_gelu(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
-    """tanh-approximation GELU of the linear layer x @ weight.T + bias.
-
-    x is (..., in_features) with any leading dims (or 1-D), weight (out_features, in_features), bias
-    (out_features,); the result is (..., out_features), contiguous. float32, float16, bfloat16 and
-    float64 on CPU and CUDA, any strides. float32 on CUDA uses TF32 exactly when nn.Linear would
-    (torch.backends.cuda.matmul.allow_tf32). Differentiable in all three inputs (the backward
-    recomputes x @ weight.T + bias instead of keeping it); traceable by torch.compile(fullgraph=True).
-    """
-    return torch.ops.examples.fused_linear_gelu.default(x, weight, bias)
 
 
 def reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
@@ -33,24 +21,14 @@ def reference(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     return torch.nn.functional.gelu(torch.nn.functional.linear(x, weight, bias), approximate="tanh")
 
 
-def naive(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
-    """The seed's kernel (float32 on CUDA, 2-D x, one thread per output, no tiling): a benchmark baseline."""
-    return torch.ops.examples.fused_linear_gelu_naive.default(x, weight, bias)
-
-
-@torch.library.register_fake("examples::fused_linear_gelu")
-def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+def fake(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
+    """The result's shape, for torch.compile and opcheck (fused_linear_gelu_naive's too)."""
     torch._check(x.dim() >= 1, lambda: "x must have at least 1 dimension (in_features), got a scalar")
     torch._check(weight.dim() == 2, lambda: f"weight must have 2 dimension(s), got shape {tuple(weight.shape)}")
     torch._check(bias.dim() == 1, lambda: f"bias must have 1 dimension(s), got shape {tuple(bias.shape)}")
     torch._check(weight.shape[1] == x.shape[-1], lambda: f"weight must have x.size(-1) = {x.shape[-1]} columns")
     torch._check(bias.shape[0] == weight.shape[0], lambda: f"bias must have weight.size(0) = {weight.shape[0]} elements")
     return x.new_empty((*x.shape[:-1], weight.shape[0]))
-
-
-@torch.library.register_fake("examples::fused_linear_gelu_naive")
-def _(x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
-    return x.new_empty((x.shape[0], weight.shape[0]))
 
 
 def _x_and_out(shape: tuple) -> tuple[tuple, int]:
@@ -111,11 +89,23 @@ def grad_error_bound(dtype: torch.dtype, grad: Tensor, x: Tensor, weight: Tensor
     return {"x": dx.reshape(x.shape), "weight": dweight, "bias": dbias}
 
 
-SPEC = OpSpec(
-    name="fused_linear_gelu",
-    op=torch.ops.examples.fused_linear_gelu.default,
-    function=fused_linear_gelu,
+SPEC = declare(
+    "fused_linear_gelu(Tensor x, Tensor weight, Tensor bias) -> Tensor",
+    kind="custom",
+    # Host code in csrc/fused_linear_gelu/; the autograd formula is C++ (forward_autograd), so no backward= here.
+    kernels={"CPU": "forward_cpu", "CUDA": "forward_cuda", "Autograd": "forward_autograd"},
+    # The seed's kernel (float32 on CUDA, 2-D x, one thread per output, no tiling): a benchmark baseline.
+    variants={"fused_linear_gelu_naive(Tensor x, Tensor weight, Tensor bias) -> Tensor": {"CUDA": "naive_cuda"}},
     reference=reference,
+    fake=fake,
+    doc="""tanh-approximation GELU of the linear layer x @ weight.T + bias.
+
+    x is (..., in_features) with any leading dims (or 1-D), weight (out_features, in_features), bias
+    (out_features,); the result is (..., out_features), contiguous. float32, float16, bfloat16 and
+    float64 on CPU and CUDA, any strides. float32 on CUDA uses TF32 exactly when nn.Linear would
+    (torch.backends.cuda.matmul.allow_tf32). Differentiable in all three inputs (the backward
+    recomputes x @ weight.T + bias instead of keeping it); traceable by torch.compile(fullgraph=True).
+    """,
     # Values in [-1, 1]: pre-activations of order 1, where the GELU is neither linear nor zero.
     args={"x": TensorArg(shape=lambda s: _x_and_out(s)[0], domain=(-1.0, 1.0)),
           "weight": TensorArg(shape=lambda s: (_x_and_out(s)[1], _in_features(s)), domain=(-1.0, 1.0)),
@@ -133,3 +123,5 @@ SPEC = OpSpec(
             (5, 1, 13), (5, 17, 1), (64, 96, 40), (2, 33, 128, 72), (32, 70, 20), (33, 70, 20),
             (32, 4096, 65), (33, 4096, 65)],
 )
+fused_linear_gelu = SPEC.function
+naive = SPEC.variants["fused_linear_gelu_naive"]

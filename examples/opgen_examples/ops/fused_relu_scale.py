@@ -16,24 +16,18 @@ def reference(x: Tensor, alpha: float) -> Tensor:
     return torch.relu(x) * alpha
 
 
-def naive(x: Tensor, alpha: float) -> Tensor:
-    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
-    return torch.ops.examples.fused_relu_scale_naive.default(x, alpha)
-
-
-@torch.library.register_fake("examples::fused_relu_scale_naive")
-def _(x: Tensor, alpha: float) -> Tensor:
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
-
-
 SPEC = declare(
     "fused_relu_scale(Tensor x, float alpha) -> Tensor",
     kind="elementwise",
+    # The seed's kernel (float32 on CUDA, one thread per element, int index; csrc/fused_relu_scale/
+    # fused_relu_scale_naive.cpp): a benchmark baseline. Its fake is fused_relu_scale's.
+    variants={"fused_relu_scale_naive(Tensor x, float alpha) -> Tensor": {"CUDA": "naive"}},
     reference=reference,
     domain={"x": (-4.0, 4.0)},  # where the tests draw each tensor's values
     example={"alpha": 1.5},  # the scalars tests and benchmarks pass
 )
 fused_relu_scale = SPEC.function
+naive = SPEC.variants["fused_relu_scale_naive"]
 __all__ = ["fused_relu_scale", "ReluScaleModel"]
 
 

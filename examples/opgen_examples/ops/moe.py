@@ -5,36 +5,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .._autograd import below_autograd, needs_autograd
-from .._spec import OpSpec, TensorArg
+from .._declare import TensorArg, declare
 
 __all__ = ["moe"]
-
-
-def moe(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
-    """Mixture of experts: each token goes through the top_k of E expert FFNs, weighted by its router.
-
-    x (T, d), gate_weight (E, d), w1 (E, F, d), w2 (E, d, F), 1 <= top_k <= E; returns y (T, d):
-
-        logits = x @ gate_weight^T                       (T, E), in float32 (float64 for float64 x)
-        experts, top = the top_k logits of each token    (as torch.topk)
-        p = softmax(top)                                 over the token's top_k logits only, as Mixtral
-        y[t] = sum_k p[t, k] * gelu_tanh(x[t] @ w1[e]^T) @ w2[e]^T    for e = experts[t, k]
-
-    The router runs in float32 so that bfloat16 rounding cannot flip near-tied expert choices.
-    Expert outputs are rounded to x's dtype, then summed in float32 (float64) and rounded once.
-
-    float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256): a routing
-    kernel, a counting sort of the (token, expert) pairs by expert, the expert GEMMs on cuBLAS, a
-    gather-combine. bfloat16 on Hopper with hidden and ffn sizes that are multiples of 8 takes two
-    grouped GEMMs and never syncs; otherwise each expert gets its own GEMMs, which costs one
-    device-to-host copy of the expert sizes per call (so no CUDA graph capture on that path).
-    Traceable by torch.compile(fullgraph=True). Forward only: backward raises.
-    """
-    if needs_autograd(x, gate_weight, w1, w2):
-        return torch.ops.examples.moe.default(x, gate_weight, w1, w2, top_k)
-    with below_autograd():  # no gradient needed: skip the autograd layer's Python (~10 us a call)
-        return torch.ops.examples.moe.default(x, gate_weight, w1, w2, top_k)
 
 
 def reference(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
@@ -54,8 +27,8 @@ def reference(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int
     return y.to(x.dtype)
 
 
-@torch.library.register_fake("examples::moe")
-def _(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+def fake(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+    """The result's shape, for torch.compile and opcheck."""
     torch._check(x.dim() == 2, lambda: f"x must have 2 dimensions (tokens, hidden), got shape {tuple(x.shape)}")
     torch._check(gate_weight.dim() == 2 and gate_weight.shape[1] == x.shape[1],
                  lambda: f"gate_weight must have shape (experts, {x.shape[1]}), got {tuple(gate_weight.shape)}")
@@ -73,10 +46,6 @@ def _backward(ctx, grad: Tensor):
         "moe is forward-only: it has no backward. For training, use opgen_examples.ops.moe.reference "
         "(differentiable) or run moe under torch.no_grad()."
     )
-
-
-# Registered so that backward through moe fails loudly instead of silently giving no gradient.
-torch.library.register_autograd("examples::moe", _backward)
 
 
 _EXPERTS, _FFN = 8, 24
@@ -111,11 +80,32 @@ def without_near_ties(x: Tensor, gate_weight: Tensor, top_k: int, margin: float 
 # The routing is expressed by the drawn gate weights; E = 8 experts with ffn 24, top_k = 2. The
 # weights' ranges keep every intermediate O(1) for the hidden sizes in `shapes` (test_moe.py scales
 # them to each size, and covers other E, ffn and top_k, E up to 256).
-SPEC = OpSpec(
-    name="moe",
-    op=torch.ops.examples.moe.default,
-    function=moe,
+SPEC = declare(
+    "moe(Tensor x, Tensor gate_weight, Tensor w1, Tensor w2, int top_k) -> Tensor",
+    kind="custom",  # host code csrc/moe/: forward_cpu in moe.cpp, forward_cuda in moe_cuda.cu
+    kernels={"CPU": "forward_cpu", "CUDA": "forward_cuda"},
     reference=reference,
+    fake=fake,
+    backward=_backward,  # so that backward through moe fails loudly instead of silently giving no gradient
+    doc="""Mixture of experts: each token goes through the top_k of E expert FFNs, weighted by its router.
+
+    x (T, d), gate_weight (E, d), w1 (E, F, d), w2 (E, d, F), 1 <= top_k <= E; returns y (T, d):
+
+        logits = x @ gate_weight^T                       (T, E), in float32 (float64 for float64 x)
+        experts, top = the top_k logits of each token    (as torch.topk)
+        p = softmax(top)                                 over the token's top_k logits only, as Mixtral
+        y[t] = sum_k p[t, k] * gelu_tanh(x[t] @ w1[e]^T) @ w2[e]^T    for e = experts[t, k]
+
+    The router runs in float32 so that bfloat16 rounding cannot flip near-tied expert choices.
+    Expert outputs are rounded to x's dtype, then summed in float32 (float64) and rounded once.
+
+    float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256): a routing
+    kernel, a counting sort of the (token, expert) pairs by expert, the expert GEMMs on cuBLAS, a
+    gather-combine. bfloat16 on Hopper with hidden and ffn sizes that are multiples of 8 takes two
+    grouped GEMMs and never syncs; otherwise each expert gets its own GEMMs, which costs one
+    device-to-host copy of the expert sizes per call (so no CUDA graph capture on that path).
+    Traceable by torch.compile(fullgraph=True). Forward only: backward raises.
+    """,
     args={"x": TensorArg(shape=_tokens_hidden, domain=(-1.0, 1.0)),
           "gate_weight": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1]), domain=(-1.0, 1.0)),
           "w1": TensorArg(shape=lambda s: (_EXPERTS, _FFN, _tokens_hidden(s)[1]), domain=(-0.3, 0.3)),
@@ -126,3 +116,4 @@ SPEC = OpSpec(
     shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
     condition=lambda args: without_near_ties(args["x"], args["gate_weight"], args["top_k"]),
 )
+moe = SPEC.function

@@ -5,18 +5,9 @@ import math
 import torch
 from torch import Tensor
 
-from .._spec import OpSpec, TensorArg
+from .._declare import TensorArg, declare
 
 __all__ = ["normalize_volume"]
-
-
-def normalize_volume(volume: Tensor, max_value: float) -> Tensor:
-    """volume.float() / max_value in one pass, for a 3-D uint16 volume and max_value > 0.
-
-    CPU and CUDA, any strides (the result is a contiguous float32 tensor of volume's shape);
-    traceable by torch.compile(fullgraph=True); not differentiable (the input is integer).
-    """
-    return torch.ops.examples.normalize_volume.default(volume, max_value)
 
 
 def reference(volume: Tensor, max_value: float) -> Tensor:
@@ -24,20 +15,10 @@ def reference(volume: Tensor, max_value: float) -> Tensor:
     return volume.float() / max_value
 
 
-def naive(volume: Tensor, max_value: float) -> Tensor:
-    """The seed's kernel (CUDA only, a 3-D grid of one-voxel threads, int index): a benchmark baseline."""
-    return torch.ops.examples.normalize_volume_naive.default(volume, max_value)
-
-
-@torch.library.register_fake("examples::normalize_volume")
-def _(volume: Tensor, max_value: float) -> Tensor:
+def fake(volume: Tensor, max_value: float) -> Tensor:
+    """The result's shape and dtype, for torch.compile and opcheck (normalize_volume_naive's too)."""
     torch._check(volume.dtype == torch.uint16, lambda: f"volume must be UInt16, got {volume.dtype}")
     torch._check(volume.dim() == 3, lambda: f"volume must have 3 dimension(s), got shape {tuple(volume.shape)}")
-    return volume.new_empty(volume.shape, dtype=torch.float32)
-
-
-@torch.library.register_fake("examples::normalize_volume_naive")
-def _(volume: Tensor, max_value: float) -> Tensor:
     return volume.new_empty(volume.shape, dtype=torch.float32)
 
 
@@ -47,14 +28,23 @@ def _volume_shape(shape: tuple) -> tuple:
     return (math.prod(shape[:-2]), *shape[-2:])
 
 
-SPEC = OpSpec(
-    name="normalize_volume",
-    op=torch.ops.examples.normalize_volume.default,
-    function=normalize_volume,
+SPEC = declare(
+    "normalize_volume(Tensor volume, float max_value) -> Tensor",
+    kind="custom",  # host code csrc/normalize_volume/normalize_volume.cpp: `forward` on both devices
+    # The seed's kernel (CUDA only, a 3-D grid of one-voxel threads, int index): a benchmark baseline.
+    variants={"normalize_volume_naive(Tensor volume, float max_value) -> Tensor": {"CUDA": "naive"}},
     reference=reference,
+    fake=fake,
+    doc="""volume.float() / max_value in one pass, for a 3-D uint16 volume and max_value > 0.
+
+    CPU and CUDA, any strides (the result is a contiguous float32 tensor of volume's shape);
+    traceable by torch.compile(fullgraph=True); not differentiable (the input is integer).
+    """,
     args={"volume": TensorArg(shape=_volume_shape, dtype=torch.uint16, domain=(0, 65535)),
           "max_value": 4095.0},  # the seed's: 12-bit CT data
     dtypes=(torch.float32,),  # the result's
     # Empty, one voxel, odd sizes, several 4096-voxel CUDA tiles plus a partial one.
     shapes=[(0, 0, 0), (4, 0, 3), (1, 1, 1), (2, 3, 7), (3, 5, 1027), (17, 19, 23)],
 )
+normalize_volume = SPEC.function
+naive = SPEC.variants["normalize_volume_naive"]

@@ -5,18 +5,9 @@ import math
 import torch
 from torch import Tensor
 
-from .._spec import OpSpec, TensorArg
+from .._declare import TensorArg, declare
 
 __all__ = ["rgb_to_gray"]
-
-
-def rgb_to_gray(img: Tensor) -> Tensor:
-    """Gray = round(0.299 R + 0.587 G + 0.114 B), computed as (19595 R + 38470 G + 7471 B + 2^15) >> 16.
-
-    img: uint8, H x W x 3, any strides, on CPU or CUDA (bit-identical results). Returns a
-    contiguous uint8 H x W tensor. Traceable by torch.compile(fullgraph=True); not differentiable.
-    """
-    return torch.ops.examples.rgb_to_gray.default(img)
 
 
 def reference(img: Tensor) -> Tensor:
@@ -25,21 +16,11 @@ def reference(img: Tensor) -> Tensor:
     return ((19595 * r + 38470 * g + 7471 * b + 32768) >> 16).to(torch.uint8)
 
 
-def naive(img: Tensor) -> Tensor:
-    """The seed's kernel (CUDA only, float weights truncated, not rounded): a benchmark baseline."""
-    return torch.ops.examples.rgb_to_gray_naive.default(img)
-
-
-@torch.library.register_fake("examples::rgb_to_gray")
-def _(img: Tensor) -> Tensor:
+def fake(img: Tensor) -> Tensor:
+    """The result's shape, for torch.compile and opcheck (rgb_to_gray_naive's too)."""
     torch._check(img.dtype == torch.uint8, lambda: f"img must be Byte, got {img.dtype}")
     torch._check(img.dim() == 3 and img.shape[2] == 3,
                  lambda: f"img must be an H x W x 3 (RGB) image, got shape {tuple(img.shape)}")
-    return img.new_empty(img.shape[:2])
-
-
-@torch.library.register_fake("examples::rgb_to_gray_naive")
-def _(img: Tensor) -> Tensor:
     return img.new_empty(img.shape[:2])
 
 
@@ -50,14 +31,23 @@ def _image_shape(shape: tuple) -> tuple:
     return (math.prod(shape[:-1]), shape[-1], 3)
 
 
-SPEC = OpSpec(
-    name="rgb_to_gray",
-    op=torch.ops.examples.rgb_to_gray.default,
-    function=rgb_to_gray,
+SPEC = declare(
+    "rgb_to_gray(Tensor img) -> Tensor",
+    kind="custom",  # host code csrc/rgb_to_gray/rgb_to_gray.cpp: `forward` on both devices
+    # The seed's kernel (CUDA only, float weights truncated, not rounded): a benchmark baseline.
+    variants={"rgb_to_gray_naive(Tensor img) -> Tensor": {"CUDA": "naive"}},
     reference=reference,
+    fake=fake,
+    doc="""Gray = round(0.299 R + 0.587 G + 0.114 B), computed as (19595 R + 38470 G + 7471 B + 2^15) >> 16.
+
+    img: uint8, H x W x 3, any strides, on CPU or CUDA (bit-identical results). Returns a
+    contiguous uint8 H x W tensor. Traceable by torch.compile(fullgraph=True); not differentiable.
+    """,
     args={"img": TensorArg(shape=_image_shape, dtype=torch.uint8, domain=(0, 255))},
     dtypes=(torch.uint8,),  # the result's: compared exactly
     # H x W: empty, one pixel, odd sizes, 4096-pixel CUDA tiles (64 x 64 is exactly one), and a
     # partial last tile.
     shapes=[(0, 0), (0, 5), (1, 1), (7, 13), (64, 64), (33, 65), (5, 4099)],
 )
+rgb_to_gray = SPEC.function
+naive = SPEC.variants["rgb_to_gray_naive"]

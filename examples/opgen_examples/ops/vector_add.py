@@ -4,7 +4,6 @@ The math is in csrc/vector_add/vector_add.h; the rest is derived from SPEC below
 which the build reads too: keep its schema and kind literal.
 """
 
-import torch
 from torch import Tensor
 
 from .._declare import declare
@@ -15,23 +14,17 @@ def reference(a: Tensor, b: Tensor) -> Tensor:
     return a + b
 
 
-def naive(a: Tensor, b: Tensor) -> Tensor:
-    """The seed's kernel (float32 on CUDA, one thread per element, int index): a benchmark baseline."""
-    return torch.ops.examples.vector_add_naive.default(a, b)
-
-
-@torch.library.register_fake("examples::vector_add_naive")
-def _(a: Tensor, b: Tensor) -> Tensor:
-    return torch.empty_like(a, memory_format=torch.contiguous_format)
-
-
 SPEC = declare(
     "vector_add(Tensor a, Tensor b) -> Tensor",
     kind="elementwise",
     with_out=True,
+    # The seed's kernel (float32 on CUDA, one thread per element, int index; csrc/vector_add/vector_add_naive.cpp):
+    # a benchmark baseline. Its fake is vector_add's.
+    variants={"vector_add_naive(Tensor a, Tensor b) -> Tensor": {"CUDA": "naive"}},
     reference=reference,
     domain={"a": (-4.0, 4.0), "b": (-4.0, 4.0)},  # where the tests draw each tensor's values
 )
 vector_add = SPEC.function
 vector_add_out = SPEC.twins[0].function
+naive = SPEC.variants["vector_add_naive"]
 __all__ = ["vector_add", "vector_add_out"]

@@ -34,7 +34,16 @@ def render(declaration: Declaration, package: str, namespace: str, aten: bool = 
         "op": op,
         "pkg": package,
         "ns": namespace,
-        "m": model.build(op, kind, declaration.schema, declaration.with_out, declaration.broadcast),
+        "m": model.build(
+            op,
+            kind,
+            declaration.schema,
+            declaration.with_out,
+            declaration.broadcast,
+            declaration.out_cols,
+            declaration.grads,
+            declaration.storage,
+        ),
     }
     env = _environment()
     files = {}

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from .errors import DeclarationError
 
-# The kinds whose glue is derived: all of it for "elementwise" and "reduction" (the math is the user's
-# functors), the registration for "custom" (the host functions and kernels are the user's).
-KINDS = ("elementwise", "reduction", "custom")
-_OPTIONS = {"kind": str, "with_out": bool}  # what the build reads, besides the schema
-_LITERALS = ("kernels", "variants", "broadcast")  # read with ast.literal_eval: dicts and lists of strings
+# The kinds whose glue is derived: all of it for "elementwise", "reduction" and "rowwise" (the math is
+# the user's functors), the registration for "custom" (the host functions and kernels are the user's).
+KINDS = ("elementwise", "reduction", "rowwise", "custom")
+_OPTIONS = {"kind": str, "with_out": bool, "out_cols": str, "storage": bool}  # what the build reads, besides the schema
+# read with ast.literal_eval: dicts and lists of strings
+_LITERALS = ("kernels", "variants", "broadcast", "differentiable")
 # The host function each dispatch key runs, where kernels= does not say: `forward` on CPU and CUDA.
 DEFAULT_KERNELS = {"CPU": "forward", "CUDA": "forward"}
 _DEFINITION = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*)\Z", re.S)
@@ -35,6 +36,9 @@ class Declaration:
     variants: tuple = ()
     # Inputs of an elementwise op broadcast over its first tensor (a bias, a per-channel scale)
     broadcast: tuple = ()
+    out_cols: str = "d"  # a row-wise op's output row length, from its input's d
+    grads: tuple | None = None  # a row-wise op's differentiable inputs (None: every tensor input)
+    storage: bool = False  # an elementwise op's functors take the dtype's type: Forward<T, S>
 
     @property
     def where(self) -> str:
@@ -81,14 +85,11 @@ def read(path: Path) -> Declaration | None:
         raise DeclarationError(
             f"{where}: the schema names the op {op!r}, but the module is {path.name}: make them agree"
         )
-    options = {"kind": None, "with_out": False}
-    literals = {}
+    options = {"kind": None, "with_out": False, "out_cols": "d", "storage": False}
+    nodes = {}
     for keyword in call.keywords:
         if keyword.arg in _LITERALS:
-            try:
-                literals[keyword.arg] = ast.literal_eval(keyword.value)
-            except ValueError:
-                raise DeclarationError(f"{where}: declare()'s {keyword.arg}= must be a literal: {literal}") from None
+            nodes[keyword.arg] = keyword.value
         elif keyword.arg in _OPTIONS:
             if not isinstance(keyword.value, ast.Constant) or not isinstance(
                 keyword.value.value, _OPTIONS[keyword.arg]
@@ -102,6 +103,14 @@ def read(path: Path) -> Declaration | None:
             f"{where}: declare() needs kind= one of {', '.join(map(repr, KINDS))}, got "
             f"{options['kind']!r} (a blank op writes its own glue and declares nothing)"
         )
+    if options["kind"] != "rowwise":
+        nodes.pop("differentiable", None)  # the other kinds' differentiable= is not the build's business
+    literals = {}
+    for name, node in nodes.items():
+        try:
+            literals[name] = ast.literal_eval(node)
+        except ValueError:
+            raise DeclarationError(f"{where}: declare()'s {name}= must be a literal: {literal}") from None
     kernels = _kernels(literals.get("kernels", DEFAULT_KERNELS), f"{where}: kernels=")
     if kernels != DEFAULT_KERNELS and options["kind"] != "custom":
         raise DeclarationError(
@@ -123,6 +132,9 @@ def read(path: Path) -> Declaration | None:
         kernels if options["kind"] == "custom" else {},
         tuple(variants),
         _names(literals.get("broadcast", ()), f"{where}: broadcast="),
+        options["out_cols"],
+        _names(literals["differentiable"], f"{where}: differentiable=") if "differentiable" in literals else None,
+        options["storage"],
     )
 
 
