@@ -1,9 +1,9 @@
 // The row-wise kind on CUDA (the functor's interface is in rowwise.h): one block of threads per row,
-// 32 to 512 threads by row length (a warp for rows up to 2 KB). The block copies each input row into
-// shared memory with 16-byte loads (four a thread in flight together), runs the functor there (row.sum and
-// row.max reduce across the block, row.for_each strides over it), and copies its output rows back
-// with 16-byte stores; broadcast inputs (a weight) are read where they are, from L1/L2. Rows too long
-// for shared memory are read and written in place. 64-bit indices. Torch-free.
+// 64 to 512 threads by row length. The block copies each input row into shared memory with 16-byte
+// loads (four a thread in flight together) and runs the functor there (row.sum and row.max reduce
+// across the block, row.for_each strides over it, so neighbouring threads write neighbouring
+// results); broadcast inputs (a weight) are read where they are, from L1/L2. Rows too long for
+// shared memory are read in place. 64-bit indices. Torch-free.
 #pragma once
 
 #include <algorithm>
@@ -168,26 +168,17 @@ __device__ __forceinline__ void run_row(const Op& op, int64_t r, const RowTensor
       next += staged_elements<S>(in.cols[i]);
     }
   }
+  // Results go straight to memory (neighbouring threads write neighbouring elements); a result
+  // nobody asked for stays null, and set() skips it.
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     out_row[k] = out.data[k] == nullptr ? nullptr : out.data[k] + r * out.row_stride[k];
-    if (kStaged && out.data[k] != nullptr) {  // a result nobody asked for stays null: set() skips it
-      out_row[k] = next;
-      next += staged_elements<S>(out.cols[k]);
-    }
   }
   if (kStaged) {
     __syncthreads();
   }
   op(Row{}, RowIn<S>{in_row[I], in.cols[I]}..., RowOut<S>{out_row[O], out.cols[O]}...);
   if (kStaged) {
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      if (out.data[k] != nullptr) {
-        copy_row(out.data[k] + r * out.row_stride[k], out_row[k], out.cols[k]);
-      }
-    }
     __syncthreads();  // the next row reuses the shared memory
   }
 }
@@ -216,12 +207,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   for (int k = 0; k < K; ++k) {
     widest = std::max(widest, out.cols[k]);
-    shared += staged_elements<S>(out.cols[k]);
   }
   shared *= int64_t(sizeof(S));
   // Threads: kRowUnroll 16-byte vectors each of the widest row (a warp for rows up to 2 KB), 512 at most.
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
-  int threads = kRowWarp;
+  int threads = 2 * kRowWarp;  // 32 blocks (the most an SM holds) of two warps fill it
   while (threads < 512 && int64_t(threads) * kRowUnroll < vectors) {
     threads *= 2;
   }
