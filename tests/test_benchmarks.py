@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from helpers import REPO, SKELETON_OPS, add_skeleton_ops
+from helpers import REPO, SKELETON_OPS, add_skeleton_ops, opgen
 
 sys.path.insert(0, str(REPO / "template"))  # the template's benchmarks/ package, as a project gets it
 
@@ -616,7 +616,8 @@ def test_every_example_sweep_walks_through_on_the_meta_device():
 
 def test_generated_bench_files_declare_a_sweep_that_walks_through(project):
     add_skeleton_ops(project)
-    ops = sorted(SKELETON_OPS)  # the blank ones from their bench_<op>.py, the declared ones from their SPEC
+    opgen(project, "new", "row_norm", "--kind", "rowwise")
+    ops = sorted([*SKELETON_OPS, "row_norm"])  # the blank ones from their bench_<op>.py, the declared ones from their SPEC
     assert sorted(p.stem[len("bench_"):] for p in (project / "benchmarks").glob("bench_*.py")) == ["my_blank", "two_outs"]
     summaries = dry_run(project, "my_ops", ops)
     for op, summary in summaries.items():
@@ -626,5 +627,7 @@ def test_generated_bench_files_declare_a_sweep_that_walks_through(project):
     assert summaries["gelu_approx"]["size_label"] == "elements"
     assert summaries["row_sumsq"]["series"] == ["bfloat16", "float16", "float32", "float32 odd rows"]
     assert summaries["row_sumsq"]["size_label"].startswith("row length")
+    assert summaries["row_norm"]["series"] == ["bfloat16", "float16", "float32", "float32 odd rows"]
+    assert summaries["row_norm"]["size_label"].startswith("row length")
     assert summaries["my_blank"]["series"] == ["float32"]
     assert summaries["fma3"]["series"] == summaries["add_into"]["series"] == summaries["gelu_approx"]["series"]

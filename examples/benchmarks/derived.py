@@ -142,10 +142,11 @@ def _rowwise(spec, scalars: dict) -> SimpleNamespace:
 
     def arguments(rows: int, size: int, dtype: torch.dtype) -> dict:
         case = (rows, size)
-        shapes = {name: spec.args[name].shape or (lambda shape: shape) for name in spec.tensor_args}
+        shapes = {name: getattr(spec.args[name], "shape", None) or (lambda shape: shape) for name in spec.tensor_args}
         args = {name: tensor(shapes[name](case), dtype) for name in spec.tensor_args}
         if spec.out:
-            args[spec.out] = spec.reference(**args, **scalars).to(dtype)
+            result = spec.reference(**args, **scalars)
+            args[spec.out] = torch.empty_like(result) if isinstance(result, torch.Tensor) else tensor(case, dtype)
         return {**args, **scalars}
 
     def measure(bench, size: int, dtype: torch.dtype, rows: int = 0) -> None:
@@ -153,11 +154,13 @@ def _rowwise(spec, scalars: dict) -> SimpleNamespace:
         args = arguments(rows, size, dtype)
         reference_args = {k: v for k, v in args.items() if k != spec.out}
         result = args[spec.out] if spec.out else spec.function(**args)
+        written = result.nbytes if isinstance(result, torch.Tensor) else args[x].nbytes
+        # Each row tensor read once and the result written once; a broadcast weight comes from cache.
         rows_read = sum(args[name].nbytes for name in spec.tensor_args if args[name].dim() > 1)
         bench.compare(
             spec.name,
             f"{rows}x{tuple(args[x].shape)[-1]} {dtype_name(dtype)}",
-            bytes_moved=rows_read + result.nbytes,
+            bytes_moved=rows_read + written,
             ours=lambda: spec.function(**args),
             eager=lambda: spec.reference(**reference_args),
         )
