@@ -92,10 +92,12 @@ def test_default_build_exports_compile_commands_and_compiles_every_source(stable
     assert f"Found Python: {Path(sys.executable).parent}" in default_build, "not the Python of the torch given"
     commands = json.loads((stable_project / "build/cmake/compile_commands.json").read_text())
     files = sorted(Path(c["file"]).relative_to(stable_project).as_posix() for c in commands)
-    # A blank op's own sources; a declared op's glue, derived into build/opgen/<op>/ by the configure step.
+    # A blank op's own sources and its registration; a declared op's glue, derived into build/opgen/<op>/
+    # by the configure step.
     folders = {op: "build/opgen" if (stable_project / f"csrc/{op}/{op}.h").is_file() else "csrc" for op in OPS}
     expected = ["csrc/python_module.cpp"] + [f"{folders[op]}/{op}/{op}.cpp" for op in OPS]
     expected += [f"{folders[op]}/{op}/{op}_cuda.cu" for op in OPS if with_cuda]
+    expected += [f"build/opgen/{op}/{op}_registration.cpp" for op, folder in folders.items() if folder == "csrc"]
     assert files == sorted(expected) and sorted(set(folders.values())) == ["build/opgen", "csrc"]
     for command in commands:  # the flags setup.py gives (one definition: _build.py), C++20 for torch >= 2.13
         assert "-DOPGEN_STABLE_API" in command["command"] and "-DTORCH_TARGET_VERSION=0x020a000000000000" in command["command"]
