@@ -328,7 +328,8 @@ class _Glue:
         if m.kind == "rowwise":
             first = m.tensors[0].name
             return (
-                f"Apply {m.op} to each row of {first}'s last dimension (d); the result's rows are {m.out_cols} long.\n\n"
+                f"Apply {m.op} to each row of {first}'s last dimension (d); the result's rows are "
+                f"{m.out_cols} long.\n\n"
                 "    float32, float16, bfloat16 or float64 tensors of one dtype and device (CPU or CUDA), any\n"
                 "    strides; the result is contiguous. Traceable by torch.compile(fullgraph=True).\n    "
             )
@@ -456,7 +457,8 @@ class _Glue:
             else:
                 source = (
                     f"def fake(grad, {m.python_args}, {m.needs_names}):\n"
-                    f"    return tuple({first}.new_empty({first}.shape if needed else (0,)) for needed in ({m.needs_names},))\n"
+                    f"    shapes = ({first}.shape if needed else (0,) for needed in ({m.needs_names},))\n"
+                    f"    return tuple({first}.new_empty(shape) for shape in shapes)\n"
                 )
             return self._compile("fake", source)
         if m.kind == "reduction":

@@ -159,7 +159,8 @@ def _kernels(value, where: str) -> dict:
     for key, function in kernels.items():
         if not _CPP_NAME.match(key) or not isinstance(function, str) or not _CPP_NAME.match(function):
             raise DeclarationError(
-                f"{where} maps a dispatch key (CPU, CUDA, Autograd, ...) to a C++ function's name, got {key!r}: {function!r}"
+                f"{where} maps a dispatch key (CPU, CUDA, Autograd, ...) to a C++ function's name, "
+                f"got {key!r}: {function!r}"
             )
     if not kernels:
         raise DeclarationError(f"{where} names no host function: the op would run nowhere")

@@ -522,7 +522,7 @@ def _check_rowwise(model: OpModel) -> None:
     """A row-wise op: tensors cut into rows of their last dimension, int/float/bool scalars, one
     result (returned, or written into one `Tensor! out`) with rows of out_cols."""
     _check_elementwise(model, kind="row-wise")
-    model.out_cols_ratio  # refuses a row length it cannot read
+    parse_out_cols(model.out_cols)  # refuses a row length it cannot read
     if model.with_out:
         raise DeclarationError("with_out= is for elementwise ops; declare a row-wise op's out= form as its schema")
     for name in model.grads or ():
