@@ -13,6 +13,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from helpers import git, make_template_repo  # noqa: E402
 
+# Other packages' test files, run inside the projects they are ported to (tests/activation_port.py), not here.
+collect_ignore = ["upstream"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def copier_settings_without_trust(tmp_path_factory):
