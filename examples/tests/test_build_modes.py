@@ -27,6 +27,9 @@ def extensions_dir(tmp_path_factory) -> Path:
 def script_env(extensions_dir: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "OPGEN_JIT"}
     env["TORCH_EXTENSIONS_DIR"] = str(extensions_dir)
+    # A fresh torch.compile cache: one made with an earlier build of the ops (another autograd formula,
+    # say) was reused here once, calling a backward op with its old arguments.
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(extensions_dir / "inductor")
     if not torch.cuda.is_available():
         env["OPGEN_CPU_ONLY"] = "1"  # no GPU to run CUDA kernels on: don't spend minutes compiling them
     return env
