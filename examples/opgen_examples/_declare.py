@@ -174,7 +174,7 @@ def _fakes(op: str, fake, variants: dict) -> dict[str, Callable]:
 def _variant(name: str, signature: str, fakes: dict) -> Callable:
     glue = _Glue(op_model.build(name, "custom", signature), _build.NAMESPACE)
     glue.register_custom_fake(fakes.get(name))
-    return glue.custom_function(differentiable=(), doc=f"{name}: a variant registered beside its op.")
+    return glue.custom_function(autograd_inputs=(), doc=f"{name}: a variant registered beside its op.")
 
 
 def _custom(m, glue, reference, fakes, backward, setup_context, doc, variant_functions, spec_options) -> OpSpec:
@@ -272,11 +272,11 @@ class _Glue:
             m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
         )
 
-    def custom_function(self, differentiable, doc: str | None) -> Callable:
+    def custom_function(self, autograd_inputs, doc: str | None) -> Callable:
         """A custom op's public function: the op, below the autograd layer where nothing needs a gradient."""
         m = self.m
         call = f"_op({m.python_call_args})"
-        needs = ", ".join(differentiable)
+        needs = ", ".join(autograd_inputs)
         if needs:
             body = (
                 f"    if needs_autograd({needs}):\n        return {call}\n"

@@ -85,11 +85,6 @@ class OpModel:
         return ", ".join("true" if a.name in self.broadcast else "false" for a in self.tensors)
 
     @property
-    def row_inputs(self) -> list[Arg]:
-        """A row-wise op's inputs cut into rows like its first (the others are broadcast vectors)."""
-        return [a for a in self.tensors if a.name not in self.broadcast]
-
-    @property
     def _backward_params(self) -> list[str]:
         # Every argument positionally and without defaults: only the generated autograd calls it.
         return ["Tensor grad", *(a.schema_text().split("=")[0] for a in self.schema.args)]
