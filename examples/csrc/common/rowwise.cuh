@@ -1,10 +1,14 @@
-// The row-wise kind on CUDA (the functor's interface is in rowwise.h): one block of threads per row,
-// 64 to 512 threads by row length. The block copies each input row into shared memory with 16-byte
-// loads (four a thread in flight together) and runs the functor there (row.sum and row.max reduce
-// across the block, row.for_each strides over it, so neighbouring threads write neighbouring
-// results); broadcast inputs (a weight) are read where they are, from L1/L2. Rows too long for
-// shared memory are read in place. 64-bit indices. Torch-free.
+// The row-wise kind on CUDA (the functor's interface is in rowwise.h). Short rows (up to 256
+// elements) get 4 lanes of a warp or a whole warp each and are read in place. Longer ones get a block
+// of 64 to 512 threads each, by row length: the block stages the row's inputs in shared memory,
+// fetching the next row with asynchronous 16-byte copies (cp.async) while the functor works on this
+// one, so memory stays busy during the reductions and the stores; rows too long for shared memory
+// are read in place. row.sum and row.max reduce across the row's threads, row.for_each strides over
+// them (neighbouring threads write neighbouring results); broadcast inputs (a weight) are read where
+// they are, from L1/L2. 64-bit indices. Torch-free.
 #pragma once
+
+#include <cuda_pipeline.h>
 
 #include <algorithm>
 #include <cmath>
@@ -47,43 +51,65 @@ struct RowOut {
 };
 
 constexpr int kRowWarp = 32;
-constexpr int kRowUnroll = 4;  // 16-byte vectors a thread moves at once
+constexpr int kRowUnroll = 4;  // 16-byte vectors of a row a thread moves: sets the block size
 
 template <typename T>
 __device__ __forceinline__ T row_max(T a, T b) {
   return (a > b || a != a) ? a : b;  // NaN wins, as torch's max
 }
 
-// One row's loops, shared by the block's threads. Every thread must make each call.
+// Reduces value over the block: every thread gets the result.
+template <typename T, typename Combine>
+__device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
+  __shared__ T partial[kRowWarp];
+#pragma unroll
+  for (int offset = kRowWarp / 2; offset > 0; offset /= 2) {
+    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  }
+  const int warps = blockDim.x / kRowWarp;
+  if (warps == 1) {
+    return value;
+  }
+  __syncthreads();  // partial may still be read by the previous reduction
+  if (threadIdx.x % kRowWarp == 0) {
+    partial[threadIdx.x / kRowWarp] = value;
+  }
+  __syncthreads();
+  value = partial[0];
+  for (int w = 1; w < warps; ++w) {
+    value = combine(value, partial[w]);
+  }
+  return value;
+}
+
+// One row's loops, shared by the threads of the row: kLanes lanes of a warp (a short row), or the
+// whole block (kLanes == 0). Every one of them must make each call. Loops are unrolled four deep
+// so that each thread has several loads in flight.
+template <int kLanes>
 struct Row {
+  int lane;       // this thread's place among the row's threads
+  int lanes;      // how many threads the row has
+  unsigned mask;  // the row's lanes within the warp (kLanes > 0)
+
   template <typename T, typename Combine>
   __device__ __forceinline__ T reduce(T value, const Combine& combine) const {
-    __shared__ T partial[kRowWarp];
+    if constexpr (kLanes == 0) {
+      return block_reduce(value, combine);
+    } else {
 #pragma unroll
-    for (int offset = kRowWarp / 2; offset > 0; offset /= 2) {
-      value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
-    }
-    const int warps = blockDim.x / kRowWarp;
-    if (warps == 1) {
+      for (int offset = kLanes / 2; offset > 0; offset /= 2) {  // offsets below kLanes stay in the row
+        value = combine(value, __shfl_xor_sync(mask, value, offset));
+      }
       return value;
     }
-    __syncthreads();  // partial may still be read by the previous reduction
-    if (threadIdx.x % kRowWarp == 0) {
-      partial[threadIdx.x / kRowWarp] = value;
-    }
-    __syncthreads();
-    value = partial[0];
-    for (int w = 1; w < warps; ++w) {
-      value = combine(value, partial[w]);
-    }
-    return value;
   }
 
   template <typename F>
   __device__ __forceinline__ auto sum(int64_t n, const F& f) const {
     using T = decltype(f(int64_t(0)));
     T total(0);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+#pragma unroll 4
+    for (int64_t j = lane; j < n; j += lanes) {
       total += f(j);
     }
     return reduce(total, [](T a, T b) { return a + b; });
@@ -93,7 +119,8 @@ struct Row {
   __device__ __forceinline__ auto max(int64_t n, const F& f) const {
     using T = decltype(f(int64_t(0)));
     T best = T(-INFINITY);
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+#pragma unroll 4
+    for (int64_t j = lane; j < n; j += lanes) {
       best = row_max(best, f(j));
     }
     return reduce(best, [](T a, T b) { return row_max(a, b); });
@@ -101,43 +128,32 @@ struct Row {
 
   template <typename F>
   __device__ __forceinline__ void for_each(int64_t n, const F& f) const {
-    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+#pragma unroll 4
+    for (int64_t j = lane; j < n; j += lanes) {
       f(j);
     }
   }
 
   __device__ __forceinline__ void sync() const {
-    __syncthreads();
+    if constexpr (kLanes == 0) {
+      __syncthreads();
+    } else {
+      __syncwarp(mask);
+    }
   }
 };
 
-// n elements from src to dst by the block: 16 bytes at a time where both are 16-byte aligned.
+// Starts copying n elements from src to dst by the block: asynchronous 16-byte copies where both are
+// 16-byte aligned (complete after __pipeline_wait_prior and a barrier), plain copies for the rest.
 template <typename S>
-__device__ __forceinline__ void copy_row(S* __restrict__ dst, const S* __restrict__ src, int64_t n) {
+__device__ __forceinline__ void stage_row(S* __restrict__ dst, const S* __restrict__ src, int64_t n) {
   constexpr int kVec = 16 / sizeof(S) > 0 ? 16 / sizeof(S) : 1;
   const bool aligned = (reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) % 16 == 0;
   int64_t done = 0;
   if (aligned && kVec > 1) {
-    // kRowUnroll vectors a thread loaded before any is stored: all in flight together.
     const int64_t vectors = n / kVec;
-    const auto* from = reinterpret_cast<const uint4*>(src);
-    auto* to = reinterpret_cast<uint4*>(dst);
-    for (int64_t first = threadIdx.x; first < vectors; first += int64_t(blockDim.x) * kRowUnroll) {
-      uint4 part[kRowUnroll];
-#pragma unroll
-      for (int u = 0; u < kRowUnroll; ++u) {
-        const int64_t v = first + int64_t(u) * blockDim.x;
-        if (v < vectors) {
-          part[u] = from[v];
-        }
-      }
-#pragma unroll
-      for (int u = 0; u < kRowUnroll; ++u) {
-        const int64_t v = first + int64_t(u) * blockDim.x;
-        if (v < vectors) {
-          to[v] = part[u];
-        }
-      }
+    for (int64_t v = threadIdx.x; v < vectors; v += blockDim.x) {
+      __pipeline_memcpy_async(dst + v * kVec, src + v * kVec, 16);
     }
     done = vectors * kVec;
   }
@@ -152,44 +168,105 @@ constexpr int64_t staged_elements(int64_t cols) {
   return (cols * int64_t(sizeof(S)) + 15) / 16 * 16 / int64_t(sizeof(S));
 }
 
-template <bool kStaged, typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
-__device__ __forceinline__ void run_row(const Op& op, int64_t r, const RowTensors<const S, N>& in,
-                                        const RowTensors<S, K>& out, S* shared, std::index_sequence<I...>,
-                                        std::index_sequence<O...>) {
+// Starts staging row r's (non-broadcast) inputs at buffer.
+template <typename S, int N>
+__device__ __forceinline__ void stage_inputs(int64_t r, const RowTensors<const S, N>& in, S* buffer) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if (in.row_stride[i] != 0) {  // a broadcast input stays where it is
+      stage_row(buffer, in.data[i] + r * in.row_stride[i], in.cols[i]);
+      buffer += staged_elements<S>(in.cols[i]);
+    }
+  }
+  __pipeline_commit();
+}
+
+// Runs op on row r: inputs from `staged` (null: read in place), outputs straight to memory
+// (neighbouring threads write neighbouring elements; a result nobody asked for stays null, and set()
+// skips it).
+template <typename Op, int kLanes, typename S, int N, int K, std::size_t... I, std::size_t... O>
+__device__ __forceinline__ void run_row(const Op& op, const Row<kLanes>& row, int64_t r,
+                                        const RowTensors<const S, N>& in, const RowTensors<S, K>& out, const S* staged,
+                                        std::index_sequence<I...>, std::index_sequence<O...>) {
   const S* in_row[N > 0 ? N : 1];
   S* out_row[K];
-  S* next = shared;
 #pragma unroll
   for (int i = 0; i < N; ++i) {
     in_row[i] = in.data[i] + r * in.row_stride[i];
-    if (kStaged && in.row_stride[i] != 0) {  // a broadcast input stays where it is
-      copy_row(next, in_row[i], in.cols[i]);
-      in_row[i] = next;
-      next += staged_elements<S>(in.cols[i]);
+    if (staged != nullptr && in.row_stride[i] != 0) {
+      in_row[i] = staged;
+      staged += staged_elements<S>(in.cols[i]);
     }
   }
-  // Results go straight to memory (neighbouring threads write neighbouring elements); a result
-  // nobody asked for stays null, and set() skips it.
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     out_row[k] = out.data[k] == nullptr ? nullptr : out.data[k] + r * out.row_stride[k];
   }
-  if (kStaged) {
-    __syncthreads();
+  op(row, RowIn<S>{in_row[I], in.cols[I]}..., RowOut<S>{out_row[O], out.cols[O]}...);
+}
+
+// A block per row. kBuffers 2: the block stages its rows' inputs in shared memory, fetching the next
+// row while it works on this one; 1: it stages each row before working on it; 0: it reads them in
+// place.
+template <int kBuffers, typename Op, typename S, int N, int K>
+__global__ void block_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out,
+                                  int64_t buffer_elements) {
+  extern __shared__ uint4 shared_words[];  // uint4: 16-byte aligned
+  S* buffer[2] = {reinterpret_cast<S*>(shared_words), reinterpret_cast<S*>(shared_words) + buffer_elements};
+  const Row<0> row{int(threadIdx.x), int(blockDim.x), 0xffffffffu};
+  const auto inputs = std::make_index_sequence<N>{};
+  const auto outputs = std::make_index_sequence<K>{};
+  if (kBuffers == 2 && blockIdx.x < rows) {
+    stage_inputs(int64_t(blockIdx.x), in, buffer[0]);
   }
-  op(Row{}, RowIn<S>{in_row[I], in.cols[I]}..., RowOut<S>{out_row[O], out.cols[O]}...);
-  if (kStaged) {
-    __syncthreads();  // the next row reuses the shared memory
+  int current = 0;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x, current ^= 1) {
+    if (kBuffers == 0) {
+      run_row(op, row, r, in, out, static_cast<const S*>(nullptr), inputs, outputs);
+      continue;
+    }
+    if (kBuffers == 1) {
+      stage_inputs(r, in, buffer[0]);
+      __pipeline_wait_prior(0);
+    } else {
+      // The other buffer was last read by the previous row, which every thread has finished.
+      if (r + gridDim.x < rows) {
+        stage_inputs(r + gridDim.x, in, buffer[current ^ 1]);
+      } else {
+        __pipeline_commit();  // an empty group keeps the count of groups in flight at two
+      }
+      __pipeline_wait_prior(1);  // this row's copies (all but the newest group) have landed
+    }
+    __syncthreads();  // ... every thread's
+    run_row(op, row, r, in, out, buffer[kBuffers == 2 ? current : 0], inputs, outputs);
+    __syncthreads();  // the buffer is refilled only after every thread is done with it
   }
 }
 
-template <bool kStaged, typename Op, typename S, int N, int K>
-__global__ void rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
-  extern __shared__ uint4 shared_words[];  // uint4: 16-byte aligned
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    run_row<kStaged>(op, r, in, out, reinterpret_cast<S*>(shared_words), std::make_index_sequence<N>{},
-                     std::make_index_sequence<K>{});
+// kLanes threads of a warp per row (short rows), reading the inputs in place: the functor's second
+// pass over a row finds it in L1.
+template <int kLanes, typename Op, typename S, int N, int K>
+__global__ void lane_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
+  const int per_block = blockDim.x / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  const unsigned mask =
+      kLanes == kRowWarp ? 0xffffffffu : ((1u << (kLanes % kRowWarp)) - 1u) << (threadIdx.x % kRowWarp - lane);
+  const Row<kLanes> row{lane, kLanes, mask};
+  for (int64_t r = int64_t(blockIdx.x) * per_block + threadIdx.x / kLanes; r < rows;
+       r += int64_t(gridDim.x) * per_block) {
+    run_row(op, row, r, in, out, static_cast<const S*>(nullptr), std::make_index_sequence<N>{},
+            std::make_index_sequence<K>{});
   }
+}
+
+// Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
+// rows each at most. A block that waited for a slot would start only when another had finished.
+template <typename Kernel>
+unsigned int resident_blocks(Kernel kernel, int threads, int64_t shared_bytes, int64_t rows, int64_t rows_per_block) {
+  int per_sm = 0;
+  OPGEN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(shared_bytes)));
+  const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
+  return static_cast<unsigned int>(std::min<int64_t>(needed, int64_t(std::max(per_sm, 1)) * multiprocessor_count()));
 }
 
 // Launches op over `rows` rows on `stream` and checks the launch. Unstaged, op writes its outputs
@@ -209,23 +286,44 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     widest = std::max(widest, out.cols[k]);
   }
   shared *= int64_t(sizeof(S));
-  // Threads: kRowUnroll 16-byte vectors each of the widest row (a warp for rows up to 2 KB), 512 at most.
+  // Short rows: 4 lanes a row up to 32 elements, a warp up to 256 (8 elements a lane at most).
+  if (widest <= 8 * kRowWarp) {
+    constexpr int kThreads = 256;
+    const auto launch = [&](auto kernel, int lanes) {
+      kernel<<<resident_blocks(kernel, kThreads, 0, rows, kThreads / lanes), kThreads, 0, stream>>>(op, rows, in, out);
+    };
+    if (widest <= 32) {
+      launch(lane_rows_kernel<4, Op, S, N, K>, 4);
+    } else {
+      launch(lane_rows_kernel<kRowWarp, Op, S, N, K>, kRowWarp);
+    }
+    OPGEN_CUDA_LAUNCH_CHECK();
+    return;
+  }
+  // A block per row: kRowUnroll 16-byte vectors a thread of the widest row, 64 to 512 threads.
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
   int threads = 2 * kRowWarp;  // 32 blocks (the most an SM holds) of two warps fill it
   while (threads < 512 && int64_t(threads) * kRowUnroll < vectors) {
     threads *= 2;
   }
-  constexpr int64_t kMaxShared = 96 * 1024;  // per block: several blocks still fit on an SM
-  const int64_t per_sm = std::min(32, 2048 / threads);
-  const auto blocks = static_cast<unsigned int>(std::min<int64_t>(rows, per_sm * multiprocessor_count()));
-  if (shared <= kMaxShared) {
-    if (shared > 48 * 1024) {
-      OPGEN_CUDA_CHECK(cudaFuncSetAttribute(rows_kernel<true, Op, S, N, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            int(kMaxShared)));
+  // Staged in two buffers where they fit in shared memory (per block: several blocks still fit on an
+  // SM), else in one, else read in place.
+  constexpr int64_t kMaxShared = 96 * 1024;
+  const int buffers = shared == 0 || shared > kMaxShared ? 0 : (2 * shared <= kMaxShared ? 2 : 1);
+  const int64_t bytes = buffers * shared;
+  const auto launch = [&](auto kernel) {
+    if (bytes > 48 * 1024) {
+      OPGEN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
     }
-    rows_kernel<true><<<blocks, threads, size_t(shared), stream>>>(op, rows, in, out);
+    kernel<<<resident_blocks(kernel, threads, bytes, rows, 1), threads, size_t(bytes), stream>>>(
+        op, rows, in, out, shared / int64_t(sizeof(S)));
+  };
+  if (buffers == 2) {
+    launch(block_rows_kernel<2, Op, S, N, K>);
+  } else if (buffers == 1) {
+    launch(block_rows_kernel<1, Op, S, N, K>);
   } else {
-    rows_kernel<false><<<blocks, threads, 0, stream>>>(op, rows, in, out);
+    launch(block_rows_kernel<0, Op, S, N, K>);
   }
   OPGEN_CUDA_LAUNCH_CHECK();
 }
