@@ -7,10 +7,11 @@ kernels_community_activation, import lines edited) then run against the project.
 """
 from __future__ import annotations
 
-import difflib
 import shutil
 import sys
 from pathlib import Path
+
+from ports import apply_edits, render, write_file
 
 HERE = Path(__file__).resolve().parent
 UPSTREAM_TESTS = HERE / "upstream" / "kernels_community_activation"
@@ -186,42 +187,18 @@ def _edits(package: str) -> dict[str, list[tuple[str, str]]]:
     return edits
 
 
-def changed_lines(before: str, after: str) -> int:
-    return sum(1 for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-               if line.startswith(("+", "-")) and not line.startswith(("+++", "---")))
-
-
 def apply(project: Path, package: str = "my_ops") -> dict[str, int]:
     """Edit what `opgen new` wrote into the port; {file: changed lines}. Writes layers.py and the upstream tests."""
-    counts = {}
-    for path, replacements in _edits(package).items():
-        file = project / path
-        before = text = file.read_text()
-        for generated, ported in replacements:
-            if generated not in text:
-                raise AssertionError(f"{path} no longer contains {generated!r}: update the port")
-            text = text.replace(generated, ported, 1)
-        file.write_text(text)
-        counts[path] = changed_lines(before, text)
-    layers = project / package / "layers.py"
-    before = layers.read_text() if layers.is_file() else ""
-    layers.write_text(LAYERS.replace("from . import ops", f"from . import ops  # {package}'s op functions"))
-    counts[f"{package}/layers.py"] = changed_lines(before, layers.read_text())
+    counts = apply_edits(project, _edits(package))
+    layers = LAYERS.replace("from . import ops", f"from . import ops  # {package}'s op functions")
+    counts[f"{package}/layers.py"] = write_file(project, f"{package}/layers.py", layers)
     shutil.copytree(UPSTREAM_TESTS, project / "tests" / "kernels_community_activation", dirs_exist_ok=True)
     return counts
 
 
 if __name__ == "__main__":
-    import subprocess
-
-    sys.path.insert(0, str(HERE))
-    from helpers import REPO
-
     dest = Path(sys.argv[1]).resolve()
-    subprocess.run([sys.executable, "-m", "copier", "copy", "--defaults", "--trust", "--vcs-ref", "HEAD", str(REPO),
-                    str(dest)], check=True)
-    for args in opgen_commands():
-        subprocess.run([sys.executable, "-m", "opgen", "new", *args], cwd=dest, check=True, capture_output=True)
+    render(HERE.parent, dest, opgen_commands())
     counts = apply(dest)
     package = sum(v for k, v in counts.items() if "rms_norm" not in k and not k.endswith("layers.py"))
     print(f"ported into {dest}: {package} lines of the package's math and declarations, "
