@@ -6,8 +6,8 @@
 #   buildspeed (default: all); build_examples builds examples/ alone; cmake builds examples/ with CMake (into
 #   $WORK/cmake-examples, apart from the pip build) and runs their CUDA tests against that build.
 #   skeletons builds and tests the fresh projects alone (build_skeletons: builds only). port builds
-#   the package ports (tests/activation_port.py, tests/rmsnorm_port.py) and runs their upstream tests,
-#   their conformance suites on CUDA and benchmarks.
+#   the package ports (tests/activation_port.py, tests/rmsnorm_port.py) and the row-wise families
+#   (tests/row_families.py), and runs their upstream tests, their conformance suites on CUDA and benchmarks.
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -75,6 +75,7 @@ stage_prepare() {
   rm -rf "$carry" && mkdir -p "$carry/wheels"
   $python "$repo/tests/activation_port.py" "$carry/port" >/dev/null &&
     $python "$repo/tests/rmsnorm_port.py" "$carry/rmsnorm_port" >/dev/null &&
+    $python "$repo/tests/row_families.py" "$carry/families" >/dev/null &&
     render_skeleton "$carry/skeleton" stable && render_skeleton "$carry/skeleton-aten" aten &&
     (cd "$carry/skeleton" && $python -m pip wheel --no-build-isolation --no-deps -w "$carry/wheels" . &&
       rm -rf build "$carry"/skeleton/gpu_ops_stable/_C* "$carry"/skeleton/gpu_ops_stable/_build_info.json) &&
@@ -231,18 +232,21 @@ stage_sweep() {
 
 stage_port() {
   # kernels-community's activation package (with an RMSNorm beside it) and its rmsnorm package,
-  # ported as math and declarations (tests/*_port.py, rendered by `prepare`): the packages' own tests
+  # ported as math and declarations (tests/*_port.py), and the row-wise families (LayerNorm, softmax,
+  # log-softmax, rotary: tests/row_families.py), all rendered by `prepare`: the packages' own tests
   # (activation's are CUDA only, rmsnorm's CPU only), the conformance suite on CUDA, and the row-wise
   # and element-wise ops' benchmarks.
   note "## The package ports, built for sm_90"
   local port name
-  for name in port rmsnorm_port; do
+  for name in port rmsnorm_port families; do
     port=$work/$name
     rm -rf "$port" && cp -r "$carry/$name" "$port"
     (cd "$port" && time $python -m pip install --no-build-isolation --no-deps -e .) >"$out/$name-build.log" 2>&1
     note "- $name build: rc=$? ($(grep real "$out/$name-build.log" | tail -1))"
-    pytest_in "$port" -n "${MAX_JOBS}" "$(cd "$port" && echo tests/kernels_community_*)" >"$out/$name-upstream.log" 2>&1
-    note "- $name, the package's own tests: $(counts "$out/$name-upstream.log")"
+    if [ "$name" != families ]; then
+      pytest_in "$port" -n "${MAX_JOBS}" "$(cd "$port" && echo tests/kernels_community_*)" >"$out/$name-upstream.log" 2>&1
+      note "- $name, the package's own tests: $(counts "$out/$name-upstream.log")"
+    fi
     pytest_in "$port" -n "${MAX_JOBS}" -k "cuda and not 2_to_the_31" tests/test_opgen_conformance.py >"$out/$name-conformance.log" 2>&1
     note "- $name, conformance on CUDA: $(counts "$out/$name-conformance.log")"
   done

@@ -39,7 +39,7 @@ def write_file(project: Path, path: str, text: str) -> int:
 def render(template: Path, dest: Path, commands: list[list[str]], **answers: str) -> None:
     """A fresh project from the template's committed HEAD, with `opgen new` run for each op."""
     data = [arg for key, value in answers.items() for arg in ("--data", f"{key}={value}")]
-    subprocess.run([sys.executable, "-m", "copier", "copy", "--defaults", "--trust", "--vcs-ref", "HEAD", *data,
+    subprocess.run([sys.executable, "-m", "copier", "copy", "--quiet", "--defaults", "--trust", "--vcs-ref", "HEAD", *data,
                     str(template), str(dest)], check=True)
     for args in commands:
         subprocess.run([sys.executable, "-m", "opgen", "new", *args], cwd=dest, check=True, capture_output=True)

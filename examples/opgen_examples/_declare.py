@@ -372,9 +372,29 @@ class _Glue:
         names = [a.name for a in self.m.tensors if a.name in self.m.broadcast]
         first = self.m.tensors[0].name
 
-        def grad_error_bound(dtype, grad, **args):
+        def per_element_grads(grad, args):
+            """Each broadcast input's gradient before torch sums it: one term per element it met."""
             expanded = {name: args[name].expand_as(args[first]).detach().clone().requires_grad_() for name in names}
-            per_element = torch.autograd.grad(reference(**{**args, **expanded}), list(expanded.values()), grad)
+            try:
+                return torch.autograd.grad(reference(**{**args, **expanded}), list(expanded.values()), grad)
+            except RuntimeError:  # a reference that wants them at their own shape (F.layer_norm's weight)
+                return per_row_grads(grad, args)
+
+        def per_row_grads(grad, args):
+            # A row-wise op: the gradient each row alone gives each broadcast input, rows batched by vmap.
+            rows = {a.name: args[a.name].reshape(-1, args[a.name].shape[-1]) for a in self.m.tensors
+                    if a.name not in names}
+
+            def one_row(row_args, row_grad):
+                def f(*broadcast):
+                    return reference(**{**args, **row_args, **dict(zip(names, broadcast))})
+
+                return torch.func.vjp(f, *[args[name] for name in names])[1](row_grad)
+
+            return torch.func.vmap(one_row)(rows, grad.reshape(-1, grad.shape[-1]))
+
+        def grad_error_bound(dtype, grad, **args):
+            per_element = per_element_grads(grad, args)
             bounds = {}
             for name, g in zip(names, per_element):
                 shape, terms = args[name].shape, max(g.numel() // max(args[name].numel(), 1), 1)

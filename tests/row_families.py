@@ -1,0 +1,193 @@
+"""The op families the row-wise kind is for, each written as its math alone: LayerNorm (weight and
+bias broadcast, forward and backward), softmax, log-softmax and a rotary pair rotation (half-split, as
+transformers' rotate_half; a trailing odd element passes through). `opgen new --kind rowwise` for each,
+then its functors and reference replace the placeholder.
+
+    python tests/row_families.py DEST    writes the project into DEST (for a GPU machine)
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from ports import render
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = "my_ops"
+
+# name -> (schema, Forward and Backward functors, reference body, declaration lines)
+FAMILIES = {
+    "layer_norm": (
+        "(Tensor x, Tensor weight, Tensor bias, float eps=1e-5) -> Tensor",
+        """// y = (x - mean) / sqrt(var + eps) * weight + bias over the row.
+template <typename T>
+struct Forward {
+  T eps;
+
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& weight, const In& bias, const Out& y) const {
+    const T n = T(x.cols > 0 ? x.cols : 1);
+    const T mean = row.sum(x.cols, [&](int64_t j) { return x[j]; }) / n;
+    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
+    row.for_each(y.cols, [&](int64_t j) { y.set(j, (x[j] - mean) * rstd * weight[j] + bias[j]); });
+  }
+};
+
+// dx = rstd (g w - mean(g w) - xhat mean(g w xhat)), dw = g xhat, db = g (summed over rows for you).
+template <typename T>
+struct Backward {
+  T eps;
+
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const In& weight, const In& bias,
+                                    const Out& grad_x, const Out& grad_weight, const Out& grad_bias) const {
+    const T n = T(x.cols > 0 ? x.cols : 1);
+    const T mean = row.sum(x.cols, [&](int64_t j) { return x[j]; }) / n;
+    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
+    const T mean_g = row.sum(x.cols, [&](int64_t j) { return grad[j] * weight[j]; }) / n;
+    const T mean_gx = row.sum(x.cols, [&](int64_t j) { return grad[j] * weight[j] * (x[j] - mean) * rstd; }) / n;
+    row.for_each(x.cols, [&](int64_t j) {
+      const T xhat = (x[j] - mean) * rstd;
+      grad_x.set(j, rstd * (grad[j] * weight[j] - mean_g - xhat * mean_gx));
+      grad_weight.set(j, grad[j] * xhat);
+      grad_bias.set(j, grad[j]);
+    });
+  }
+};
+""",
+        "    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, eps)\n",
+        '    broadcast=["weight", "bias"],  # vectors of d elements every row reads\n'
+        "    # The mean and variance are sums of d terms in float (their error grows with d, to ~1e-5 at\n"
+        "    # d = 70001), and w * xhat + b cancels where the two meet: absolute error, not relative.\n"
+        "    tolerances={torch.float32: (1e-5, 4e-5), torch.float64: (1e-12, 1e-12)},\n",
+    ),
+    "softmax": (
+        "(Tensor x) -> Tensor",
+        """// y = exp(x - max) / sum(exp(x - max)) over the row.
+template <typename T>
+struct Forward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
+    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
+    const T total = row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); });
+    row.for_each(y.cols, [&](int64_t j) { y.set(j, std::exp(x[j] - top) / total); });
+  }
+};
+
+// dx = y (g - sum(g y)), y recomputed from x.
+template <typename T>
+struct Backward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
+    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
+    const T total = row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); });
+    const T dot = row.sum(x.cols, [&](int64_t j) { return grad[j] * std::exp(x[j] - top) / total; });
+    row.for_each(x.cols, [&](int64_t j) { grad_x.set(j, std::exp(x[j] - top) / total * (grad[j] - dot)); });
+  }
+};
+""",
+        "    return torch.softmax(x, dim=-1)\n",
+        "",
+    ),
+    "log_softmax": (
+        "(Tensor x) -> Tensor",
+        """// y = x - max - log(sum(exp(x - max))) over the row.
+template <typename T>
+struct Forward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
+    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
+    const T lse = top + std::log(row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); }));
+    row.for_each(y.cols, [&](int64_t j) { y.set(j, x[j] - lse); });
+  }
+};
+
+// dx = g - exp(y) sum(g).
+template <typename T>
+struct Backward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
+    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
+    const T lse = top + std::log(row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); }));
+    const T total = row.sum(x.cols, [&](int64_t j) { return grad[j]; });
+    row.for_each(x.cols, [&](int64_t j) { grad_x.set(j, grad[j] - std::exp(x[j] - lse) * total); });
+  }
+};
+""",
+        "    return torch.log_softmax(x, dim=-1)\n",
+        "",
+    ),
+    "rotary": (
+        "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
+        """// y = x cos + rotate_half(x) sin on the row's first 2h elements (h = d / 2), where rotate_half(x)
+// is (-x[h:2h], x[:h]); an odd last element passes through.
+template <typename T>
+struct Forward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& cos, const In& sin, const Out& y) const {
+    const int64_t h = x.cols / 2;
+    row.for_each(y.cols, [&](int64_t j) {
+      if (j >= 2 * h) {
+        y.set(j, x[j]);
+        return;
+      }
+      const T rotated = j < h ? -x[j + h] : x[j - h];
+      y.set(j, x[j] * cos[j] + rotated * sin[j]);
+    });
+  }
+};
+
+// dx = g cos + rotate_half's transpose of (g sin): (g sin)[h:2h] for the first half, -(g sin)[:h] for the second.
+template <typename T>
+struct Backward {
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const In& cos, const In& sin,
+                                    const Out& grad_x) const {
+    const int64_t h = x.cols / 2;
+    row.for_each(x.cols, [&](int64_t j) {
+      if (j >= 2 * h) {
+        grad_x.set(j, grad[j]);
+        return;
+      }
+      const T back = j < h ? grad[j + h] * sin[j + h] : -grad[j - h] * sin[j - h];
+      grad_x.set(j, grad[j] * cos[j] + back);
+    });
+  }
+};
+""",
+        "    h = x.shape[-1] // 2\n"
+        "    rotated = torch.cat([-x[..., h:2 * h], x[..., :h]], dim=-1)\n"
+        "    paired = x[..., :2 * h] * cos[..., :2 * h] + rotated * sin[..., :2 * h]\n"
+        "    return torch.cat([paired, x[..., 2 * h:]], dim=-1)\n",
+        '    differentiable=["x"],  # positions (cos, sin) take no gradient\n',
+    ),
+}
+
+
+def opgen_commands() -> list[list[str]]:
+    return [[name, "--kind", "rowwise", "--schema", schema] for name, (schema, *_) in FAMILIES.items()]
+
+
+def apply(project: Path) -> None:
+    """Replace each op's placeholder functors, reference and row-length line by the family's."""
+    for name, (_, functors, reference, declaration) in FAMILIES.items():
+        header = project / "csrc" / name / f"{name}.h"
+        text, found = re.subn(r"// Placeholder math.*?\n(?=}  // namespace)", lambda _: functors + "\n", header.read_text(),
+                              flags=re.S)
+        assert found == 1, f"{header}: no placeholder functors"
+        header.write_text(text)
+        module = project / PACKAGE / "ops" / f"{name}.py"
+        text, found = re.subn(r'(    """.*? in plain PyTorch.*?"""\n).*?\n\n', lambda m: m.group(1) + reference + "\n",
+                              module.read_text(), count=1, flags=re.S)
+        assert found == 1, f"{module}: no placeholder reference"
+        text = text.replace("from torch import Tensor\n", "import torch\nfrom torch import Tensor\n")
+        text = re.sub(r'    out_cols="d",.*\n', lambda _: declaration, text)
+        module.write_text(text)
+
+
+if __name__ == "__main__":
+    dest = Path(sys.argv[1]).resolve()
+    render(HERE.parent, dest, opgen_commands())
+    apply(dest)
+    print(f"wrote {dest}: {', '.join(FAMILIES)}")
