@@ -1,17 +1,21 @@
 """A build that cannot run on the torch it is imported under says why and what to install, before the
 loader's bare error: each condition is fed to a generated project's checks (fake build info, torch
-version, torch CUDA, loader message).
+version, torch CUDA, loader message). Then an installed CPU wheel end to end: `python -m <package>`
+lists its ops without pointing at sources it does not have, and a build info that claims a CUDA this
+torch lacks is refused on import.
 """
 from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
-from helpers import copy_project
+from helpers import SKELETON_OPS, WHEEL_PACKAGE, copy_project, install_apart, run
 
 PACKAGE = "err_ops"
 STABLE_CPU = {"torch_api": "stable", "built_with_torch": "2.15.0", "runs_on_torch": ">=2.10", "cuda": None}
@@ -101,3 +105,34 @@ def unmet_cuda() -> str:
     import torch
 
     return "13.0" if torch.version.cuda is None else f"{int(torch.version.cuda.split('.')[0]) + 1}.0"
+
+
+# An installed CPU wheel, end to end.
+
+@pytest.fixture(scope="module")
+def installed(stable_cpu_wheel, tmp_path_factory) -> tuple[Path, dict]:
+    """(a folder with the project's tests but not its sources, the environment with the wheel on sys.path)."""
+    project, wheel = stable_cpu_wheel
+    return install_apart(sys.executable, wheel, project, tmp_path_factory.mktemp("installed") / "apart")
+
+
+@pytest.mark.slow
+def test_python_m_package_lists_an_installed_wheels_ops_and_no_source_hints(installed):
+    where, env = installed
+    out = run([sys.executable, "-m", WHEEL_PACKAGE], cwd=where, env=env).stdout
+    assert "build: cpu, torch_api stable" in out and "runs on torch >=2.10" in out, out
+    for op in SKELETON_OPS:
+        assert any(line.split()[:2] == [op, "CPU"] for line in out.splitlines()), f"{op} with CPU kernels:\n{out}"
+    assert "csrc/" not in out and "opgen new" not in out and "not built" not in out, out
+
+
+@pytest.mark.slow
+def test_a_wheel_claiming_a_cuda_this_torch_lacks_is_refused_on_import(installed, tmp_path):
+    where, env = installed
+    site = tmp_path / "site"
+    shutil.copytree(Path(env["PYTHONPATH"]), site)
+    info_path = site / WHEEL_PACKAGE / "_build_info.json"
+    info_path.write_text(json.dumps({**json.loads(info_path.read_text()), "cuda": unmet_cuda()}))
+    code = f"try:\n    import {WHEEL_PACKAGE}\nexcept ImportError as e:\n    print(e)\nelse:\n    print('imported')\n"
+    message = run([sys.executable, "-c", code], cwd=where, env={"PYTHONPATH": str(site)}).stdout
+    assert message.startswith(f"{WHEEL_PACKAGE}._C cannot be loaded: it was built "), message

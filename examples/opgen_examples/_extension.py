@@ -62,6 +62,12 @@ def built_ops(loaded: list[str] | None) -> set[str]:
     return set(info["ops"]) if info and "ops" in info else set(_build.op_names())
 
 
+def sources_here() -> bool:
+    """Whether the project's sources are beside the package (a source tree, an editable install), not
+    an installed wheel alone."""
+    return (_build.CSRC / "python_module.cpp").is_file()
+
+
 def not_built_message(op: str) -> str:
     return (
         f"op {op!r} is in csrc/ but not in the installed build of opgen_examples: run "
