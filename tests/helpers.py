@@ -54,7 +54,8 @@ def install_apart(python: str, wheel: Path, project: Path, dest: Path) -> tuple[
     dest.mkdir(parents=True)
     run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)], cwd=dest)
     shutil.copytree(project / "tests", dest / "tests")
-    shutil.copy(project / "pyproject.toml", dest / "pyproject.toml")  # pytest settings
+    for name in ("pyproject.toml", "conftest.py"):  # pytest settings, --installed
+        shutil.copy(project / name, dest / name)
     return dest, {"PYTHONPATH": str(site)}
 
 

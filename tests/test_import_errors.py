@@ -1,14 +1,16 @@
 """A build that cannot run on the torch it is imported under says why and what to install, before the
 loader's bare error: each condition is fed to a generated project's checks (fake build info, torch
 version, torch CUDA, loader message). Then an installed CPU wheel end to end: `python -m <package>`
-lists its ops without pointing at sources it does not have, and a build info that claims a CUDA this
-torch lacks is refused on import.
+lists its ops without pointing at sources it does not have, a build info that claims a CUDA this
+torch lacks is refused on import, and `python -m pytest --installed` tests the wheel, not the sources.
 """
 from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -136,3 +138,35 @@ def test_a_wheel_claiming_a_cuda_this_torch_lacks_is_refused_on_import(installed
     code = f"try:\n    import {WHEEL_PACKAGE}\nexcept ImportError as e:\n    print(e)\nelse:\n    print('imported')\n"
     message = run([sys.executable, "-c", code], cwd=where, env={"PYTHONPATH": str(site)}).stdout
     assert message.startswith(f"{WHEEL_PACKAGE}._C cannot be loaded: it was built "), message
+
+
+@pytest.mark.slow
+def test_pytest_installed_tests_the_wheel_and_refuses_the_sources(stable_cpu_wheel, installed, tmp_path):
+    project, _ = stable_cpu_wheel
+    _, env = installed
+    site = Path(env["PYTHONPATH"])
+    pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--installed"]  # not -q: the header
+    # From the project folder, whose sources `python -m pytest` would otherwise import.
+    out = run([*pytest_cmd, "tests/test_opgen_package.py"], cwd=project, env=env).stdout
+    assert f"{WHEEL_PACKAGE}: the installed wheel at {site / WHEEL_PACKAGE}" in out, out
+    # The sources built in place, and on sys.path as an editable install puts them: refused, loudly.
+    sources = tmp_path / "project"
+    shutil.copytree(project, sources)
+    for built in (site / WHEEL_PACKAGE).glob("_C*.so"):
+        shutil.copy(built, sources / WHEEL_PACKAGE)
+    shutil.copy(site / WHEEL_PACKAGE / "_build_info.json", sources / WHEEL_PACKAGE)
+    out = run([sys.executable, "-m", WHEEL_PACKAGE], cwd=sources).stdout  # with its sources: where they are
+    assert "Next: an op's math is in csrc/<op>/<op>.h" in out, out
+    editable = tmp_path / "editable"
+    editable.mkdir()
+    (editable / WHEEL_PACKAGE).symlink_to(sources / WHEEL_PACKAGE)
+    for env, says in [({"PYTHONPATH": str(editable)}, "was imported from the sources"),
+                      ({}, f"--installed: {WHEEL_PACKAGE} is not installed")]:
+        refused = run_failing([*pytest_cmd, "tests/test_opgen_package.py"], cwd=sources, env=env)
+        assert says in refused, refused
+
+
+def run_failing(cmd: list[str], cwd: Path, env: dict) -> str:
+    result = subprocess.run(cmd, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0, result.stdout + result.stderr
+    return result.stdout + result.stderr

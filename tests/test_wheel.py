@@ -45,7 +45,7 @@ def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(others, s
     for n, (python, version) in enumerate(others.items()):
         where, env = install_apart(python, wheel, project, tmp_path / f"torch{n}")
         print(f"torch {version}:", end=" ")
-        run_project_tests(where, "tests", python=python, env=env)
+        run_project_tests(where, "tests", "--installed", python=python, env=env)
 
 
 def test_aten_wheel_refuses_another_torch_with_what_to_do(tmp_path_factory, template_repo, others, tmp_path):
