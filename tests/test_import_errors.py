@@ -137,7 +137,15 @@ def test_a_wheel_claiming_a_cuda_this_torch_lacks_is_refused_on_import(installed
     info_path.write_text(json.dumps({**json.loads(info_path.read_text()), "cuda": unmet_cuda()}))
     code = f"try:\n    import {WHEEL_PACKAGE}\nexcept ImportError as e:\n    print(e)\nelse:\n    print('imported')\n"
     message = run([sys.executable, "-c", code], cwd=where, env={"PYTHONPATH": str(site)}).stdout
-    assert message.startswith(f"{WHEEL_PACKAGE}._C cannot be loaded: it was built "), message
+    import torch
+
+    if torch.version.cuda is None:
+        says = "it was built with CUDA 13 kernels, but this torch has no CUDA: install a CUDA 13 torch"
+    else:
+        major = int(torch.version.cuda.split(".")[0])
+        says = (f"it was built for CUDA {major + 1} (it needs libcudart.so.{major + 1}), but this torch is CUDA "
+                f"{torch.version.cuda}: install the cu{major} build of {WHEEL_PACKAGE}, or a CUDA {major + 1} torch")
+    assert message.startswith(f"{WHEEL_PACKAGE}._C cannot be loaded: {says}"), message
 
 
 @pytest.mark.slow
