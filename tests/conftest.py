@@ -43,6 +43,14 @@ def project(tmp_path, template_repo) -> Path:
     return copy_project(template_repo, tmp_path / "my_ops")
 
 
+@pytest.fixture(scope="session")
+def stable_cpu_wheel(tmp_path_factory, template_repo) -> tuple[Path, Path]:
+    """(project, wheel): a `stable` project with the skeleton ops and its CPU-only abi3 wheel, built once."""
+    from helpers import build_wheel
+
+    return build_wheel(tmp_path_factory, template_repo, "stable")
+
+
 def pytest_report_header(config):
     import torch
 

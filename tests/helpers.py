@@ -32,6 +32,33 @@ def add_skeleton_ops(project: Path) -> None:
         opgen(project, "new", op, *args)
 
 
+WHEEL_PACKAGE = "wheel_ops"
+
+
+def build_wheel(tmp_path_factory, template_repo: Path, torch_api: str) -> tuple[Path, Path]:
+    """A project (package WHEEL_PACKAGE) with the skeleton ops, and its CPU-only wheel."""
+    root = tmp_path_factory.mktemp(f"wheel-{torch_api}")
+    project = copy_project(template_repo, root / "project", project_name="wheel-ops", package_name=WHEEL_PACKAGE,
+                           torch_api=torch_api)
+    add_skeleton_ops(project)
+    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(root / "dist"),
+         str(project)], cwd=project, env={"OPGEN_CPU_ONLY": "1", "MAX_JOBS": os.environ.get("MAX_JOBS", "2")})
+    (wheel,) = (root / "dist").glob("*.whl")
+    return project, wheel
+
+
+def install_apart(python: str, wheel: Path, project: Path, dest: Path) -> tuple[Path, dict]:
+    """The wheel in a folder of its own (dest/site) and the project's tests beside it (not its sources):
+    (dest, the environment that puts the wheel on sys.path)."""
+    site = dest / "site"
+    dest.mkdir(parents=True)
+    run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)], cwd=dest)
+    shutil.copytree(project / "tests", dest / "tests")
+    for name in ("pyproject.toml", "conftest.py"):  # pytest settings, --installed
+        shutil.copy(project / name, dest / name)
+    return dest, {"PYTHONPATH": str(site)}
+
+
 def git(cwd: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t"}

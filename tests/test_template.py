@@ -15,7 +15,7 @@ EXPECTED_FILES = [
     "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "benchmarks/sweep.py", "benchmarks/targets.py",
     "benchmarks/host.py", "benchmarks/sweep_report.py", "tests/test_opgen_package.py",
-    "tests/test_opgen_conformance.py", "tests/opgen_testing.py", "tests/test_opgen_hygiene.py",
+    "tests/test_opgen_conformance.py", "tests/opgen_testing.py", "tests/test_opgen_hygiene.py", "conftest.py",
 ]
 PACKAGE_FILES = ["__init__.py", "_build.py", "_extension.py", "_spec.py", "jit.py", "ops/__init__.py"]
 

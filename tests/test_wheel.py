@@ -9,17 +9,14 @@ CPU-only torch cannot load CUDA kernels; the GPU machine runs a CUDA wheel under
 from __future__ import annotations
 
 import os
-import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import SKELETON_OPS, add_skeleton_ops, copy_project, run, run_project_tests
+from helpers import WHEEL_PACKAGE as PACKAGE
+from helpers import build_wheel, install_apart, run, run_project_tests
 
 pytestmark = pytest.mark.slow
-PACKAGE = "wheel_ops"
-OPS = sorted(SKELETON_OPS)
 
 
 def other_torch_pythons() -> list[str]:
@@ -30,7 +27,7 @@ def torch_version(python: str) -> str:
     return run([python, "-c", "import torch; print(torch.__version__)"], cwd=Path.cwd()).stdout.strip()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # session: it skips before the session-scoped wheel is built
 def others():
     pythons = other_torch_pythons()
     if not pythons:
@@ -42,35 +39,13 @@ def others():
     return versions
 
 
-def build_wheel(tmp_path_factory, template_repo, torch_api: str) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp(f"wheel-{torch_api}")
-    project = copy_project(template_repo, root / "project", project_name="wheel-ops", package_name=PACKAGE,
-                           torch_api=torch_api)
-    add_skeleton_ops(project)
-    run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(root / "dist"),
-         str(project)], cwd=project, env={"OPGEN_CPU_ONLY": "1", "MAX_JOBS": "2"})
-    (wheel,) = (root / "dist").glob("*.whl")
-    return project, wheel
-
-
-def install_apart(python: str, wheel: Path, project: Path, dest: Path) -> tuple[Path, dict]:
-    """The wheel in a folder of its own and the project's tests beside it (not its sources)."""
-    site = dest / "site"
-    dest.mkdir(parents=True)
-    run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)], cwd=dest)
-    shutil.copytree(project / "tests", dest / "tests")
-    shutil.copy(project / "pyproject.toml", dest / "pyproject.toml")  # pytest settings
-    return dest, {"PYTHONPATH": str(site)}
-
-
-def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(tmp_path_factory, template_repo, others,
-                                                                      tmp_path):
-    project, wheel = build_wheel(tmp_path_factory, template_repo, "stable")
+def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(others, stable_cpu_wheel, tmp_path):
+    project, wheel = stable_cpu_wheel
     assert wheel.name.endswith("-cp310-abi3-linux_x86_64.whl"), wheel.name
     for n, (python, version) in enumerate(others.items()):
         where, env = install_apart(python, wheel, project, tmp_path / f"torch{n}")
         print(f"torch {version}:", end=" ")
-        run_project_tests(where, "tests", python=python, env=env)
+        run_project_tests(where, "tests", "--installed", python=python, env=env)
 
 
 def test_aten_wheel_refuses_another_torch_with_what_to_do(tmp_path_factory, template_repo, others, tmp_path):

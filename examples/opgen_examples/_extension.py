@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -40,11 +41,12 @@ def load_extension() -> list[str] | None:
     if library is not None:
         load_library(library)
         return None
-    check_torch_version()
+    check_build()
     try:
         from . import _C  # noqa: F401  (its static initializers register the ops)
     except ImportError as error:
-        raise ImportError(f"opgen_examples._C could not be loaded: {_load_failure_hint(str(error))} ({error})") from error
+        hint = load_failure_hint(str(error), build_info(), _torch_cuda())
+        raise ImportError(f"opgen_examples._C could not be loaded: {hint} ({error})") from error
     return None
 
 
@@ -58,6 +60,12 @@ def built_ops(loaded: list[str] | None) -> set[str]:
         return set(loaded)
     info = build_info()
     return set(info["ops"]) if info and "ops" in info else set(_build.op_names())
+
+
+def sources_here() -> bool:
+    """Whether the project's sources are beside the package (a source tree, an editable install), not
+    an installed wheel alone."""
+    return (_build.CSRC / "python_module.cpp").is_file()
 
 
 def not_built_message(op: str) -> str:
@@ -83,31 +91,80 @@ def torch_version(version: str) -> tuple[int, int, int]:
     return tuple(int("".join(ch for ch in part if ch.isdigit()) or 0) for part in parts)
 
 
-def check_torch_version(running: str | None = None, info_path: Path | None = None) -> None:
-    """Refuse, with what to do, a torch the installed `_C` cannot run on (before a bare `undefined symbol`)."""
+def check_build(info_path: Path | None = None) -> None:
+    """Refuse, with what to do, a build that cannot run on this torch (before a bare `undefined symbol`
+    or a missing libcudart.so.N): read from its build info before `_C` is loaded."""
     info = build_info(info_path)
     if info is None:
         return
-    if running is None:
-        import torch
+    import torch
 
-        running = torch.__version__
+    reason = build_mismatch(info, torch.__version__, torch.version.cuda)
+    if reason:
+        raise ImportError(reason)
+
+
+def _torch_cuda() -> str | None:
+    """This torch's CUDA version ("12.8"), or None for a CPU-only torch."""
+    import torch
+
+    return torch.version.cuda
+
+
+def build_mismatch(info: dict, running: str, torch_cuda: str | None) -> str | None:
+    """Why the build that `info` describes cannot run on torch `running` whose CUDA is `torch_cuda`
+    (None: a CPU-only torch), or None if it can."""
     built = info["built_with_torch"]
     if info["runs_on_torch"].startswith(">="):
         needed = _build.MIN_STABLE_TORCH
         if torch_version(running)[:2] < needed:
-            raise ImportError(
+            return (
                 f"opgen_examples is built on the torch stable ABI and needs torch >= {needed[0]}.{needed[1]}; "
                 f"this is torch {running}: upgrade torch (pip install 'torch>={needed[0]}.{needed[1]}')"
             )
     elif torch_version(running) != torch_version(built):
-        raise ImportError(
+        return (
             f"opgen_examples._C was built with torch {built} and uses the full ATen API, which ties a binary to "
             f"one torch, but this is torch {running}: {REBUILD}"
         )
+    if not info.get("cuda"):
+        return None  # CPU kernels run under any torch
+    if torch_cuda is None:
+        return f"opgen_examples._C cannot be loaded: {_no_cuda_torch(info['cuda'])}"
+    if cuda_major(torch_cuda) != cuda_major(info["cuda"]):
+        return f"opgen_examples._C cannot be loaded: {_other_cuda_major(cuda_major(info['cuda']), torch_cuda)}"
+    return None
 
 
-def _load_failure_hint(message: str) -> str:
+def cuda_major(version: str) -> int:
+    """13 from "13.0" (torch.version.cuda, a build's CUDA)."""
+    return int(str(version).split(".")[0])
+
+
+CPU_BUILD = "the CPU build of opgen_examples (the `cpu` variant, or build it with OPGEN_CPU_ONLY=1)"
+
+
+def _no_cuda_torch(built_cuda: str | None) -> str:
+    kernels = f"CUDA {cuda_major(built_cuda)}" if built_cuda else "CUDA"
+    torch_kind = f"a CUDA {cuda_major(built_cuda)} torch" if built_cuda else "a CUDA torch"
+    return f"it was built with {kernels} kernels, but this torch has no CUDA: install {torch_kind}, or {CPU_BUILD}"
+
+
+def _other_cuda_major(needed: int, torch_cuda: str) -> str:
+    return (
+        f"it was built for CUDA {needed} (it needs libcudart.so.{needed}), but this torch is CUDA {torch_cuda}: "
+        f"install the cu{cuda_major(torch_cuda)} build of opgen_examples, or a CUDA {needed} torch"
+    )
+
+
+def _cuda_runtime_package(major: int) -> str:
+    """The pip package with libcudart.so.<major>."""
+    return "nvidia-cuda-runtime-cu12" if major <= 12 else f"'cuda-toolkit[cudart]=={major}.*'"
+
+
+def load_failure_hint(message: str, info: dict | None, torch_cuda: str | None) -> str:
+    """What to do about the loader's `message` (why `_C` did not load), for a build described by
+    `info` (None: unknown) under a torch whose CUDA is `torch_cuda` (None: CPU-only)."""
     if "No module named" in message or "cannot import name '_C'" in message:  # the latter: `from . import _C`
         return (
             f"it is not built: run `pip install --no-build-isolation -e .` in the project (or build it with "
@@ -115,10 +172,23 @@ def _load_failure_hint(message: str) -> str:
         )
     if "undefined symbol" in message:
         return f"it does not fit this torch ({REBUILD})"
-    if "libtorch_cuda" in message or "libc10_cuda" in message or "libcudart" in message:
+    cudart = re.search(r"libcudart\.so\.(\d+)", message)
+    if cudart or "libtorch_cuda" in message or "libc10_cuda" in message:
+        if torch_cuda is None:
+            return _no_cuda_torch((info or {}).get("cuda") or (cudart and cudart[1]))
+        if cudart and int(cudart[1]) != cuda_major(torch_cuda):
+            return _other_cuda_major(int(cudart[1]), torch_cuda)
+        if cudart:
+            major = int(cudart[1])
+            return (
+                f"the CUDA {major} runtime (libcudart.so.{major}) it needs was not found, though this torch is "
+                f"CUDA {torch_cuda}: install it (pip install {_cuda_runtime_package(major)}, or a CUDA {major} "
+                f"toolkit with its lib64 on LD_LIBRARY_PATH), or {CPU_BUILD}"
+            )
+    if "libcuda.so" in message:
         return (
-            "it was built with CUDA kernels but this torch has no CUDA; install a CUDA torch, or build "
-            "CPU-only with OPGEN_CPU_ONLY=1"
+            "the NVIDIA driver (libcuda.so.1) was not found: install the driver (in a container, run it with "
+            f"GPU access), or {CPU_BUILD}"
         )
     return REBUILD
 
@@ -158,12 +228,14 @@ def load_library(path: Path) -> None:
     import importlib.util
 
     global _library
-    check_torch_version(info_path=path.parent / _build.BUILD_INFO.name)
+    info_path = path.parent / _build.BUILD_INFO.name
+    check_build(info_path)
     spec = importlib.util.spec_from_file_location("opgen_examples._C", path)
     try:
         module = importlib.util.module_from_spec(spec)
     except ImportError as error:
-        raise ImportError(f"{path} could not be loaded: {_load_failure_hint(str(error))} ({error})") from error
+        hint = load_failure_hint(str(error), build_info(info_path), _torch_cuda())
+        raise ImportError(f"{path} could not be loaded: {hint} ({error})") from error
     sys.modules[spec.name] = module
     sys.modules[__package__]._C = module  # as `from . import _C` would
     _library = path
