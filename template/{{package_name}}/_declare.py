@@ -382,8 +382,9 @@ class _Glue:
 
         def per_row_grads(grad, args):
             # A row-wise op: the gradient each row alone gives each broadcast input, rows batched by vmap.
-            rows = {a.name: args[a.name].reshape(-1, args[a.name].shape[-1]) for a in self.m.tensors
-                    if a.name not in names}
+            rows = {
+                a.name: args[a.name].reshape(-1, args[a.name].shape[-1]) for a in self.m.tensors if a.name not in names
+            }
 
             def one_row(row_args, row_grad):
                 def f(*broadcast):

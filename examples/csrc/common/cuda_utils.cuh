@@ -76,22 +76,26 @@ inline unsigned int grid_size(int64_t n, int64_t per_block) {
   return static_cast<unsigned int>(blocks);
 }
 
-// The current device's multiprocessor count, asked of CUDA once per device (of the first 64).
-inline int multiprocessor_count() {
+// An attribute of the current device, asked of CUDA once per device (of the first 64).
+template <cudaDeviceAttr kAttribute>
+int device_attribute() {
   constexpr int kCachedDevices = 64;
   static std::atomic<int> cached[kCachedDevices] = {};  // 0: not asked yet
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
   std::atomic<int>* slot = device < kCachedDevices ? &cached[device] : nullptr;
-  int count = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
-  if (count == 0) {
-    check(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute", __FILE__,
-          __LINE__);
+  int value = slot != nullptr ? slot->load(std::memory_order_relaxed) : 0;
+  if (value == 0) {
+    check(cudaDeviceGetAttribute(&value, kAttribute, device), "cudaDeviceGetAttribute", __FILE__, __LINE__);
     if (slot != nullptr) {
-      slot->store(count, std::memory_order_relaxed);
+      slot->store(value, std::memory_order_relaxed);
     }
   }
-  return count;
+  return value;
+}
+
+inline int multiprocessor_count() {
+  return device_attribute<cudaDevAttrMultiProcessorCount>();
 }
 
 [[noreturn]] inline void unsupported_dtype(const char* name, DType dtype) {

@@ -1,11 +1,11 @@
 // The row-wise kind on CUDA (the functor's interface is in rowwise.h). Short rows (up to 256
-// elements) get 4 lanes of a warp or a whole warp each and are read in place. Longer ones get a block
-// of 64 to 512 threads each, by row length: the block stages the row's inputs in shared memory,
-// fetching the next row with asynchronous 16-byte copies (cp.async) while the functor works on this
-// one, so memory stays busy during the reductions and the stores; rows too long for shared memory
-// are read in place. row.sum and row.max reduce across the row's threads, row.for_each strides over
-// them (neighbouring threads write neighbouring results); broadcast inputs (a weight) are read where
-// they are, from L1/L2. 64-bit indices. Torch-free.
+// elements) get part of a warp each, about 8 elements a lane, and are read in place. Longer ones get
+// a block of 64 to 512 threads each, by row length: the block stages the row's inputs in shared
+// memory, fetching the next row with asynchronous 16-byte copies (cp.async) while the functor works
+// on this one, so memory stays busy during the reductions and the stores; rows too long for shared
+// memory are read in place. row.sum and row.max reduce across the row's threads, row.for_each strides
+// over them (neighbouring threads write neighbouring results); broadcast inputs (a weight) are read
+// where they are, from L1/L2. 64-bit indices. Torch-free.
 #pragma once
 
 #include <cuda_pipeline.h>
@@ -286,7 +286,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     widest = std::max(widest, out.cols[k]);
   }
   shared *= int64_t(sizeof(S));
-  // Short rows: 4 lanes a row up to 32 elements, a warp up to 256 (8 elements a lane at most).
+  // Short rows: part of a warp each (4 lanes up to 32 elements, 8 up to 64, a warp up to 256), so
+  // that a warp has several rows in flight.
   if (widest <= 8 * kRowWarp) {
     constexpr int kThreads = 256;
     const auto launch = [&](auto kernel, int lanes) {
@@ -294,6 +295,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     };
     if (widest <= 32) {
       launch(lane_rows_kernel<4, Op, S, N, K>, 4);
+    } else if (widest <= 64) {
+      launch(lane_rows_kernel<8, Op, S, N, K>, 8);
     } else {
       launch(lane_rows_kernel<kRowWarp, Op, S, N, K>, kRowWarp);
     }
@@ -306,10 +309,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   while (threads < 512 && int64_t(threads) * kRowUnroll < vectors) {
     threads *= 2;
   }
-  // Staged in two buffers where they fit in shared memory (per block: several blocks still fit on an
-  // SM), else in one, else read in place.
-  constexpr int64_t kMaxShared = 96 * 1024;
-  const int buffers = shared == 0 || shared > kMaxShared ? 0 : (2 * shared <= kMaxShared ? 2 : 1);
+  // Staged in two buffers where they fit in 96 KB (several blocks still fit on an SM), else in one
+  // where the device lets a block have that much shared memory, else read in place.
+  constexpr int64_t kDoubleBuffered = 96 * 1024;
+  const int64_t most = device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;  // the reductions' own
+  const int buffers = shared == 0 || shared > most ? 0 : (2 * shared <= kDoubleBuffered ? 2 : 1);
   const int64_t bytes = buffers * shared;
   const auto launch = [&](auto kernel) {
     if (bytes > 48 * 1024) {
