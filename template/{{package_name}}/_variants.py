@@ -63,20 +63,22 @@ class Variant:
 
 
 def toolkits() -> dict[int, tuple[str, str]]:
-    """{CUDA major: (toolkit folder, nvcc version)}: the newest toolkit found for each major version
-    among CUDA_HOME, the nvcc on PATH and /usr/local/cuda*."""
+    """{CUDA major: (toolkit folder, nvcc version)}: for each CUDA major version, the toolkit CUDA_HOME
+    names if it is of that version, else the newest found (the nvcc on PATH, /usr/local/cuda*)."""
     nvcc = shutil.which("nvcc")
     candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), build.find_cuda_home()]
     candidates += [str(Path(nvcc).resolve().parent.parent) if nvcc else None]
     candidates += sorted(str(p) for p in Path("/usr/local").glob("cuda*") if p.is_dir())
     found: dict[int, tuple[str, str]] = {}
+    chosen_home = str(Path(os.environ["CUDA_HOME"]).resolve()) if os.environ.get("CUDA_HOME") else None
     for home in dict.fromkeys(str(Path(c).resolve()) for c in candidates if c):
         toolkit = (Path(home) / "bin" / "nvcc").is_file() and (Path(home) / "include" / "cuda_runtime.h").is_file()
         version = build.nvcc_version(home) if toolkit else None
         if version is None:
             continue
         major = int(version.split(".")[0])
-        if major not in found or _numbers(version) > _numbers(found[major][1]):
+        chosen = found.get(major)
+        if chosen is None or (chosen[0] != chosen_home and _numbers(version) > _numbers(chosen[1])):
             found[major] = (home, version)
     return dict(sorted(found.items()))
 
