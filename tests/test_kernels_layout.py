@@ -72,12 +72,15 @@ def test_kernels_loads_the_cpu_variant_and_its_digest_holds(variants_build, tmp_
     assert loaded["info"]["variant"] == "cpu" and loaded["all"] == ["gelu_approx"]
     print("kernels.get_local_kernel(backend='cpu'):", loaded["name"], "from", Path(loaded["file"]).parent.name)
     # kernels' own digest of the folder matches the one metadata.json records.
-    check = ("import json, sys\nfrom kernels._rust import Digest, Metadata\n"
-             "m = Metadata.read_from_file(sys.argv[1] + '/metadata.json')\n"
-             "m.digest.validate(Digest.hash_variant(m.digest.algorithm, sys.argv[1]))\n"
-             "print(json.dumps({'files': len(m.digest.files)}))\n")
-    for folder in (dist / "kernels" / "build").iterdir():
-        assert kernels_python(check, str(folder), cwd=tmp_path)["files"] > 10
+    check = ("import json, sys\nfrom kernels._rust import Digest, Metadata\nfiles = {}\n"
+             "for folder in sys.argv[1:]:\n"
+             "    m = Metadata.read_from_file(folder + '/metadata.json')\n"
+             "    m.digest.validate(Digest.hash_variant(m.digest.algorithm, folder))\n"
+             "    files[folder] = len(m.digest.files)\n"
+             "print(json.dumps(files))\n")
+    folders = [str(p) for p in (dist / "kernels" / "build").iterdir()]
+    checked = kernels_python(check, *folders, cwd=tmp_path)
+    assert sorted(checked) == sorted(folders) and min(checked.values()) > 10, checked
 
 
 def test_the_folder_older_kernels_import_loads_the_same_package(variants_build, tmp_path):
