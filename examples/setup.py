@@ -2,6 +2,9 @@
 
     pip install --no-build-isolation -e .
     pip wheel --no-build-isolation --no-deps -w dist .    # a wheel (abi3 with torch_api "stable")
+    python opgen_examples/_variants.py                 # a wheel of every variant buildable here (CPU, CUDA 13, ...)
+
+The wheel's version is pyproject.toml's plus the build's variant as a local label: 0.1.0+cpu, 0.1.0+cu13.
 
 Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
 jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
@@ -12,6 +15,7 @@ import sys
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.dist import Distribution
 
 ROOT = Path(__file__).resolve().parent
 
@@ -38,7 +42,8 @@ build.log(
 )
 if build.TORCH_API == "stable" and not stable:
     build.log(f"ops on the full ATen API ({', '.join(build.ops_using_aten())}): the binary fits only this torch")
-build.write_build_info(with_cuda)
+info = build.write_build_info(with_cuda)
+label = build.local_version(info["cuda"])  # the wheel's version label: "cpu", "cu13" (aten: "cu13.torch215")
 
 
 class IncrementalBuildExtension(BuildExtension):
@@ -47,8 +52,16 @@ class IncrementalBuildExtension(BuildExtension):
 
     def finalize_options(self):
         super().finalize_options()
-        flavour = "cuda" if with_cuda else "cpu"
-        self.build_temp = str(ROOT / "build" / f"temp-{flavour}-{sys.implementation.cache_tag}")
+        self.build_temp = str(ROOT / "build" / f"temp-{info['variant']}-{sys.implementation.cache_tag}")
+
+
+class VariantDistribution(Distribution):
+    """Appends the variant to pyproject.toml's version as a PEP 440 local label (0.1.0+cu13), so each
+    variant's wheel has a name of its own (the CPU and CUDA wheels' tags are the same)."""
+
+    def parse_config_files(self, *args, **kwargs):
+        super().parse_config_files(*args, **kwargs)
+        self.metadata.version = f"{self.metadata.version}+{label}"
 
 
 extension = Extension(
@@ -66,6 +79,12 @@ setup(
     package_data={"opgen_examples": [build.BUILD_INFO.name]},
     ext_modules=[extension],
     cmdclass={"build_ext": IncrementalBuildExtension},
-    options={"bdist_wheel": {"py_limited_api": "cp310"}} if stable else {},
+    distclass=VariantDistribution,
+    options={
+        # A build/lib per variant: in a shared one, a CUDA `_C` left by an earlier build is newer than the
+        # sources, and the next CPU-only wheel would ship it.
+        "build": {"build_lib": str(ROOT / "build" / f"lib-{label}-{sys.implementation.cache_tag}")},
+        **({"bdist_wheel": {"py_limited_api": "cp310"}} if stable else {}),
+    },
     zip_safe=False,
 )

@@ -8,7 +8,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-bash scripts/bootstrap.sh "$repo/.venv" "${OPGEN_TORCH:-torch}"
+bash scripts/bootstrap.sh "$repo/.venv" "${OPGEN_TORCH:-torch}" test,kernels  # kernels: HF's loader, for one test file
 others=()
 if [ -n "${OPGEN_CPU_TORCH:-}" ]; then
   bash scripts/bootstrap.sh "$repo/.venv-cpu" "$OPGEN_CPU_TORCH"

@@ -1,6 +1,7 @@
 """Fixtures: a committed snapshot of the template (copier needs git), and generated projects."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,21 @@ def stable_cpu_wheel(tmp_path_factory, template_repo) -> tuple[Path, Path]:
     from helpers import build_wheel
 
     return build_wheel(tmp_path_factory, template_repo, "stable")
+
+
+@pytest.fixture(scope="session")
+def variants_build(tmp_path_factory, template_repo):
+    """A stable project with one element-wise op, and what `python <package>/_variants.py` made of it
+    here: (project, dist folder, the command's log). Shared by tests/test_variants.py and
+    tests/test_kernels_layout.py, so the variants are built once."""
+    from helpers import copy_project, opgen, run
+
+    root = tmp_path_factory.mktemp("variants")
+    project = copy_project(template_repo, root / "var_ops", project_name="var-ops", package_name="var_ops")
+    opgen(project, "new", "gelu_approx", "--kind", "elementwise")
+    env = {"MAX_JOBS": os.environ.get("MAX_JOBS", "2"), "TORCH_CUDA_ARCH_LIST": "9.0"}
+    result = run([sys.executable, "var_ops/_variants.py", "--out", str(root / "dist")], cwd=project, env=env)
+    return project, root / "dist", result.stdout + result.stderr
 
 
 def pytest_report_header(config):

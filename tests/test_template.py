@@ -38,8 +38,13 @@ def test_torch_api_sets_the_build_the_dependency_and_the_ci_jobs(tmp_path, templ
     dependencies = (project / "pyproject.toml").read_text()
     assert ('"torch>=2.10"' in dependencies) == (torch_api == "stable")
     jobs = yaml.safe_load((project / ".github/workflows/ci.yml").read_text())["jobs"]
-    expected = {"lint", "cpu", "cmake", "cuda-compile"} | ({"wheel-across-torch"} if torch_api == "stable" else set())
+    expected = {"lint", "cpu", "cmake", "cuda-compile"} | ({"wheel"} if torch_api == "stable" else set())
     assert set(jobs) == expected
+    if torch_api == "stable":  # the CPU variant, built where manylinux_2_28 holds, ABI-checked, tested installed
+        steps = "\n".join(step.get("run", "") for step in jobs["wheel"]["steps"])
+        assert jobs["wheel"]["container"].startswith("quay.io/pypa/manylinux_2_28")
+        assert "my_ops/_variants.py --variants cpu --check-abi" in steps
+        assert '"torch==2.10.*" torch' in steps and "python -m pytest --installed" in steps
     guide = (project / "docs/opgen.md").read_text()
     assert ("torch from 2.10 on" in guide) == (torch_api == "stable")
 

@@ -41,7 +41,7 @@ def others():
 
 def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(others, stable_cpu_wheel, tmp_path):
     project, wheel = stable_cpu_wheel
-    assert wheel.name.endswith("-cp310-abi3-linux_x86_64.whl"), wheel.name
+    assert wheel.name.endswith("-0.1.0+cpu-cp310-abi3-linux_x86_64.whl"), wheel.name  # the variant labels the version
     for n, (python, version) in enumerate(others.items()):
         where, env = install_apart(python, wheel, project, tmp_path / f"torch{n}")
         print(f"torch {version}:", end=" ")
@@ -52,7 +52,7 @@ def test_aten_wheel_refuses_another_torch_with_what_to_do(tmp_path_factory, temp
     import torch
 
     project, wheel = build_wheel(tmp_path_factory, template_repo, "aten")
-    assert "abi3" not in wheel.name
+    assert "abi3" not in wheel.name and "-0.1.0+cpu.torch" in wheel.name
     python, version = next(iter(others.items()))
     where, env = install_apart(python, wheel, project, tmp_path / "torch")
     code = f"try:\n    import {PACKAGE}\nexcept ImportError as e:\n    print(e)\n"

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import sysconfig
 from pathlib import Path
@@ -219,6 +220,40 @@ def cuda_build_enabled() -> bool:
     return True
 
 
+def nvcc_version(cuda_home: str | None = None) -> str | None:
+    """The CUDA version ("13.0") of the toolkit's nvcc (CUDA_HOME, else the one found), or None. Not
+    torch.version.cuda: the kernels are compiled by this nvcc and link its CUDA runtime."""
+    home = cuda_home or os.environ.get("CUDA_HOME") or find_cuda_home()
+    if home is None:
+        return None
+    try:
+        text = subprocess.run([str(Path(home) / "bin" / "nvcc"), "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    match = re.search(r"release (\d+)\.(\d+)", text)
+    return f"{match[1]}.{match[2]}" if match else None
+
+
+def variant_name(cuda: str | None) -> str:
+    """The build's variant: "cpu", or "cu" and the CUDA major version of its nvcc ("cu13"). A CUDA
+    binary needs a torch built for the same CUDA major (it links that CUDA runtime, libcudart.so.13)."""
+    return f"cu{cuda.split('.')[0]}" if cuda else "cpu"
+
+
+def local_version(cuda: str | None, torch_version: str | None = None) -> str:
+    """The PEP 440 local version label of the build's wheel (0.1.0+cu13): its variant, and for a
+    binary tied to one torch (the full ATen API) that torch too (cu13.torch215)."""
+    label = variant_name(cuda)
+    if not stable_binary():
+        if torch_version is None:
+            import torch
+
+            torch_version = torch.__version__
+        major, minor = re.findall(r"\d+", torch_version)[:2]
+        label += f".torch{major}{minor}"
+    return label
+
+
 def cuda_library_include_dirs() -> list[str]:
     """Headers of the CUDA libraries that pip-installed torch depends on (cuBLAS, cuSPARSE, ...).
 
@@ -249,20 +284,26 @@ def compile_flags(with_cuda: bool) -> dict[str, list[str]]:
     }
 
 
-def write_build_info(with_cuda: bool, path: Path = BUILD_INFO, cuda_arch_list: str | None = None) -> None:
+def write_build_info(with_cuda: bool, path: Path = BUILD_INFO, cuda_arch_list: str | None = None) -> dict:
+    """Writes what the build is made with beside `_C` (`_extension.build_info()` reads it); returns it."""
     import torch
 
     built_with = torch.__version__.split("+")[0]
+    cuda = nvcc_version() if with_cuda else None
     info = {
         "torch_api": TORCH_API,
         "ops_using_aten": ops_using_aten(),
         "built_with_torch": built_with,
         "runs_on_torch": f">={MIN_STABLE_TORCH[0]}.{MIN_STABLE_TORCH[1]}" if stable_binary() else f"=={built_with}",
-        "cuda": torch.version.cuda if with_cuda else None,
+        # The CUDA version the kernels were compiled with (nvcc's, "13.0"), None for a CPU-only build;
+        # variant: "cpu" or "cu13", the label of the wheel's version (0.1.0+cu13).
+        "cuda": cuda,
+        "variant": variant_name(cuda),
         "cuda_arch_list": (cuda_arch_list or os.environ.get("TORCH_CUDA_ARCH_LIST")) if with_cuda else None,
         "ops": op_names(),
     }
     path.write_text(json.dumps(info, indent=2) + "\n")
+    return info
 
 
 def log(message: str) -> None:
