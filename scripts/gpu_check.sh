@@ -77,7 +77,8 @@ stage_prepare() {
     $python "$repo/tests/rmsnorm_port.py" "$carry/rmsnorm_port" >/dev/null &&
     $python "$repo/tests/row_families.py" "$carry/families" >/dev/null &&
     render_skeleton "$carry/skeleton" stable && render_skeleton "$carry/skeleton-aten" aten &&
-    (cd "$carry/skeleton" && $python -m pip wheel --no-build-isolation --no-deps -w "$carry/wheels" . &&
+    (cd "$carry/skeleton" && $python gpu_ops_stable/_variants.py --variants "${PREPARE_VARIANTS:-cpu,cu13}" \
+      --out "$carry/wheels" --kernels-dir "$carry/kernels" &&
       rm -rf build "$carry"/skeleton/gpu_ops_stable/_C* "$carry"/skeleton/gpu_ops_stable/_build_info.json) &&
     echo "prepared $carry: $(ls "$carry/wheels"), built with $($python -c 'import torch; print("torch", torch.__version__)')"
 }
@@ -164,18 +165,21 @@ stage_cmake() {
 }
 
 stage_wheel() {
-  # The stable project's wheel from `prepare` (built with another torch), installed apart from any
-  # source and run through the project's whole test suite, CUDA tests included.
-  note "## Stable wheel built elsewhere, under this torch"
+  # The stable project's CUDA wheel from `prepare` (built with another torch), installed apart from
+  # any source and run through the project's whole test suite, CUDA tests included, as its README
+  # says: `python -m pytest --installed` beside the project's tests, not its sources.
+  note "## Stable CUDA wheel built elsewhere, under this torch"
   local wheel
-  wheel=$(ls "$carry"/wheels/*.whl 2>/dev/null | head -1)
-  [ -n "$wheel" ] || { note "- no wheel in $carry/wheels: run the prepare stage first"; return; }
-  rm -rf "$work/wheel" && mkdir -p "$work/wheel" && cp -r "$carry/skeleton/tests" "$carry/skeleton/pyproject.toml" "$work/wheel/"
+  wheel=$(ls "$carry"/wheels/*+cu*.whl 2>/dev/null | head -1)
+  [ -n "$wheel" ] || { note "- no CUDA wheel in $carry/wheels: run the prepare stage first"; return; }
+  rm -rf "$work/wheel" && mkdir -p "$work/wheel"
+  cp -r "$carry/skeleton/tests" "$carry/skeleton/conftest.py" "$carry/skeleton/pyproject.toml" "$work/wheel/"
   $python -m pip install --quiet --no-deps --target "$work/wheel/site" "$wheel" >"$out/test-wheel.log" 2>&1
-  (cd "$work/wheel" && PYTHONPATH=$work/wheel/site $python -c "import gpu_ops_stable, json; print(json.dumps(gpu_ops_stable._extension.build_info()))" &&
-    PYTHONPATH=$work/wheel/site $python -m pytest -q -p no:cacheprovider -rs tests) >>"$out/test-wheel.log" 2>&1
+  (cd "$work/wheel" && PYTHONPATH=$work/wheel/site $python -m gpu_ops_stable &&
+    PYTHONPATH=$work/wheel/site $python -m pytest -q -p no:cacheprovider -rs -n "${MAX_JOBS}" --installed tests) >>"$out/test-wheel.log" 2>&1
   note "- $(basename "$wheel"): $(counts "$out/test-wheel.log")"
-  note "- built with: $(grep -o '"built_with_torch": "[^"]*"' "$out/test-wheel.log" | head -1); runs here on $($python -c 'import torch; print(torch.__version__)')"
+  grep -E "^  (build|CUDA)" "$out/test-wheel.log" | head -3 >>"$summary"
+  note "- runs here on torch $($python -c 'import torch; print(torch.__version__)')"
 }
 
 stage_sanitize() {
