@@ -28,4 +28,4 @@ fi
 export OPGEN_OTHER_TORCH_PYTHONS
 OPGEN_OTHER_TORCH_PYTHONS=$(IFS=:; echo "${others[*]:-}")
 echo "== full suite"
-"$repo/.venv/bin/python" -m pytest -q -ra tests "$@"
+"$repo/.venv/bin/python" -m pytest -q -ra --durations=25 tests "$@"  # the slowest tests, for keeping CI short

@@ -60,7 +60,7 @@ struct Backward {
         '    broadcast=["weight", "bias"],  # vectors of d elements every row reads\n'
         "    # The mean and variance are sums of d terms in float (their error grows with d, to ~1e-5 at\n"
         "    # d = 70001), and w * xhat + b cancels where the two meet: absolute error, not relative.\n"
-        "    tolerances={torch.float32: (1e-5, 4e-5), torch.float64: (1e-12, 1e-12)},\n",
+        "    tolerances={torch.float32: (1e-5, 4e-5)},\n",
     ),
     "softmax": (
         "(Tensor x) -> Tensor",
@@ -116,7 +116,9 @@ struct Backward {
 };
 """,
         "    return torch.log_softmax(x, dim=-1)\n",
-        "",
+        "    # dx = g - exp(y) sum(g) cancels where the two terms meet: an absolute error of a few ulps of |g|\n"
+        "    # (1.35e-6 seen in float32, where the default allows 1e-6 + 2e-5 |dx|).\n"
+        "    tolerances={torch.float32: (2e-5, 1e-5)},\n",
     ),
     "rotary": (
         "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
