@@ -13,7 +13,7 @@ def main() -> None:
         print(f"  JIT builds ({_extension.JIT_ENV}) of: {', '.join(loaded_ops)}")
     elif info:
         cuda = info.get("cuda")
-        variant = info.get("variant") or (f"cu{_extension.cuda_major(cuda)}" if cuda else "cpu")
+        variant = info.get("variant") or _build.variant_name(cuda)  # builds from before variants
         print(
             f"  build: {variant}, torch_api {info.get('torch_api')}, built with torch {info.get('built_with_torch')}, "
             f"runs on torch {info.get('runs_on_torch')}"

@@ -195,9 +195,14 @@ def find_cuda_home() -> str | None:
         candidates.append(Path(nvcc).resolve().parent.parent)
     candidates.append(Path("/usr/local/cuda"))
     for home in candidates:
-        if (home / "bin" / "nvcc").is_file() and (home / "include" / "cuda_runtime.h").is_file():
+        if is_cuda_toolkit(home):
             return str(home)
     return None
+
+
+def is_cuda_toolkit(home: Path) -> bool:
+    """Whether `home` holds a CUDA toolkit that can compile .cu files (nvcc and the runtime headers)."""
+    return (home / "bin" / "nvcc").is_file() and (home / "include" / "cuda_runtime.h").is_file()
 
 
 def cuda_build_enabled() -> bool:
@@ -234,10 +239,15 @@ def nvcc_version(cuda_home: str | None = None) -> str | None:
     return f"{match[1]}.{match[2]}" if match else None
 
 
+def cuda_major(version: str) -> int:
+    """13 from "13.0" (torch.version.cuda, a build's CUDA)."""
+    return int(str(version).split(".")[0])
+
+
 def variant_name(cuda: str | None) -> str:
     """The build's variant: "cpu", or "cu" and the CUDA major version of its nvcc ("cu13"). A CUDA
     binary needs a torch built for the same CUDA major (it links that CUDA runtime, libcudart.so.13)."""
-    return f"cu{cuda.split('.')[0]}" if cuda else "cpu"
+    return f"cu{cuda_major(cuda)}" if cuda else "cpu"
 
 
 def local_version(cuda: str | None, torch_version: str | None = None) -> str:

@@ -131,29 +131,24 @@ def build_mismatch(info: dict, running: str, torch_cuda: str | None) -> str | No
         return None  # CPU kernels run under any torch
     if torch_cuda is None:
         return f"opgen_examples._C cannot be loaded: {_no_cuda_torch(info['cuda'])}"
-    if cuda_major(torch_cuda) != cuda_major(info["cuda"]):
-        return f"opgen_examples._C cannot be loaded: {_other_cuda_major(cuda_major(info['cuda']), torch_cuda)}"
+    if _build.cuda_major(torch_cuda) != _build.cuda_major(info["cuda"]):
+        return f"opgen_examples._C cannot be loaded: {_other_cuda_major(_build.cuda_major(info['cuda']), torch_cuda)}"
     return None
-
-
-def cuda_major(version: str) -> int:
-    """13 from "13.0" (torch.version.cuda, a build's CUDA)."""
-    return int(str(version).split(".")[0])
 
 
 CPU_BUILD = "the CPU build of opgen_examples (the `cpu` variant, or build it with OPGEN_CPU_ONLY=1)"
 
 
 def _no_cuda_torch(built_cuda: str | None) -> str:
-    kernels = f"CUDA {cuda_major(built_cuda)}" if built_cuda else "CUDA"
-    torch_kind = f"a CUDA {cuda_major(built_cuda)} torch" if built_cuda else "a CUDA torch"
+    kernels = f"CUDA {_build.cuda_major(built_cuda)}" if built_cuda else "CUDA"
+    torch_kind = f"a CUDA {_build.cuda_major(built_cuda)} torch" if built_cuda else "a CUDA torch"
     return f"it was built with {kernels} kernels, but this torch has no CUDA: install {torch_kind}, or {CPU_BUILD}"
 
 
 def _other_cuda_major(needed: int, torch_cuda: str) -> str:
     return (
         f"it was built for CUDA {needed} (it needs libcudart.so.{needed}), but this torch is CUDA {torch_cuda}: "
-        f"install the cu{cuda_major(torch_cuda)} build of opgen_examples, or a CUDA {needed} torch"
+        f"install the cu{_build.cuda_major(torch_cuda)} build of opgen_examples, or a CUDA {needed} torch"
     )
 
 
@@ -176,7 +171,7 @@ def load_failure_hint(message: str, info: dict | None, torch_cuda: str | None) -
     if cudart or "libtorch_cuda" in message or "libc10_cuda" in message:
         if torch_cuda is None:
             return _no_cuda_torch((info or {}).get("cuda") or (cudart and cudart[1]))
-        if cudart and int(cudart[1]) != cuda_major(torch_cuda):
+        if cudart and int(cudart[1]) != _build.cuda_major(torch_cuda):
             return _other_cuda_major(int(cudart[1]), torch_cuda)
         if cudart:
             major = int(cudart[1])

@@ -72,11 +72,10 @@ def toolkits() -> dict[int, tuple[str, str]]:
     found: dict[int, tuple[str, str]] = {}
     chosen_home = str(Path(os.environ["CUDA_HOME"]).resolve()) if os.environ.get("CUDA_HOME") else None
     for home in dict.fromkeys(str(Path(c).resolve()) for c in candidates if c):
-        toolkit = (Path(home) / "bin" / "nvcc").is_file() and (Path(home) / "include" / "cuda_runtime.h").is_file()
-        version = build.nvcc_version(home) if toolkit else None
+        version = build.nvcc_version(home) if build.is_cuda_toolkit(Path(home)) else None
         if version is None:
             continue
-        major = int(version.split(".")[0])
+        major = build.cuda_major(version)
         chosen = found.get(major)
         if chosen is None or (chosen[0] != chosen_home and _numbers(version) > _numbers(chosen[1])):
             found[major] = (home, version)
@@ -94,10 +93,10 @@ def plan() -> list[Variant]:
     variants = [Variant("cpu")]
     torch_cuda = torch.version.cuda
     for major, (home, version) in toolkits().items():
-        name = f"cu{major}"
+        name = build.variant_name(version)
         if torch_cuda is None:
             why = f"torch {torch.__version__} has no CUDA: install a CUDA build of torch"
-        elif int(torch_cuda.split(".")[0]) != major:
+        elif build.cuda_major(torch_cuda) != major:
             why = (
                 f"torch {torch.__version__} is built with CUDA {torch_cuda}, and its cpp_extension refuses nvcc "
                 f"{version}: run this in an environment with a CUDA {major} torch "
