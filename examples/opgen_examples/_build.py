@@ -80,6 +80,11 @@ def _derived_glue(op: str) -> dict:
     return derivation().cpp.write(declared_ops()[op], PACKAGE, NAMESPACE, DERIVED / op, aten)
 
 
+def triton_ops() -> list[str]:
+    """The declared ops whose kernels are Triton's (declare(triton=...)): nothing of theirs is compiled here."""
+    return sorted(op for op, declaration in declared_ops().items() if declaration.triton)
+
+
 def own_glue_ops() -> list[str]:
     """Ops that write their own registration and host code: csrc/<op>/<op>.cpp (blank ops, hand-tuned ones)."""
     if not CSRC.is_dir():
@@ -139,6 +144,8 @@ def op_sources(op: str, with_cuda: bool) -> list[Path]:
         if not (folder / f"{op}.cpp").is_file():
             raise FileNotFoundError(f"no op named {op!r}: {folder / (op + '.cpp')} does not exist")
         return own
+    if declaration.triton:
+        return []  # its kernels are Triton's, compiled when first called
     derived = _derived_glue(op)
     if declaration.kind == "custom":
         if not own:

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import _build
+from . import _build, _triton_glue
 from ._autograd import below_autograd, first_order_only, needs_autograd
 from ._error_model import carried_error, rounding_error, sum_error
 from ._opgen import model as op_model
@@ -36,6 +36,8 @@ REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 
 # A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, longer than shared
 # memory holds (> 64K), empty rows and no rows.
 ROWWISE_SHAPES = [(1,), (7,), (3, 1), (5, 33), (4, 1024), (2, 3, 100), (1, 4099), (2, 70001), (3, 0), (0, 16)]
+# A Triton row-wise op keeps a row in registers: rows up to 64K (the CUDA kind's > 64K case is refused).
+TRITON_ROWWISE_SHAPES = [s for s in ROWWISE_SHAPES if s[-1] <= _triton_glue.MAX_ROW] + [(2, 65536)]
 DEFAULT_DOMAIN = {"elementwise": (-4.0, 4.0), "reduction": (-1.0, 1.0), "rowwise": (-4.0, 4.0)}
 
 
@@ -51,6 +53,7 @@ def declare(
     broadcast: tuple[str, ...] | list[str] = (),
     out_cols: str = "d",
     storage: bool = False,
+    triton: Callable | tuple[Callable, ...] | None = None,
     kernels: dict[str, str] | None = None,
     variants: dict[str, dict[str, str]] | None = None,
     fake: Callable | dict[str, Callable] | None = None,
@@ -78,6 +81,9 @@ def declare(
       dims, a scale of shape [C, 1, 1]); the tests draw them along the last dim unless args= says else,
       their gradients are summed back to their shape.
 
+    triton: (forward, backward), the op's math as @triton.jit functions (an elementwise or rowwise op
+      without C++: _triton_glue.py says what they take); its CPU path is the reference.
+
     kind "custom" (the host functions and kernels in csrc/<op>/ are the user's; the registration and the
     Python glue are derived):
     kernels: {dispatch key: C++ host function in namespace <ns>::<op>}, default {"CPU": "forward", "CUDA": "forward"}.
@@ -94,6 +100,8 @@ def declare(
     op, signature = split_definition(schema, "declare()")
     if kind not in KINDS:
         raise DeclarationError(f"{op}: kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
+    if triton is not None and kind not in ("elementwise", "rowwise"):
+        raise DeclarationError(f"{op}: triton= is for the elementwise and rowwise kinds, not {kind}")
     if kind != "custom" and (kernels or backward or setup_context or doc):
         raise DeclarationError(
             f"{op}: kernels=, backward=, setup_context= and doc= are a custom op's; the {kind} kind derives them"
@@ -124,8 +132,12 @@ def declare(
     elif reference is None:
         raise DeclarationError(f"{op}: declare reference=, the op in plain PyTorch that the tests hold it to")
     if kind == "rowwise":
-        spec_options.setdefault("shapes", ROWWISE_SHAPES)
-    glue.register_fakes()
+        spec_options.setdefault("shapes", ROWWISE_SHAPES if triton is None else TRITON_ROWWISE_SHAPES)
+    if triton is not None:
+        forward, backward_math = (tuple(triton) + (None,))[:2] if isinstance(triton, (tuple, list)) else (triton, None)
+        _triton_glue.register(m, _build.NAMESPACE, forward, backward_math, reference, signature)
+    else:
+        glue.register_fakes()
     if m.differentiable:
         # first_order_only=False: the module registers its backward op's own autograd formula.
         glue.register_autograd(first_order=spec_options.get("first_order_only", True))
@@ -137,8 +149,8 @@ def declare(
         if "grad_error_bound" not in spec_options and m.differentiable:
             spec_options["grad_error_bound"] = glue.broadcast_grad_error_bound(reference)
     common = dict(reference=reference, args=args, kind=kind, derived=True, broadcast=m.broadcast, **spec_options)
-    if m.out is None:
-        common.setdefault("large", kind == "elementwise")
+    if m.out is None:  # a Triton op's CPU path is the reference, whose float32 copies would not fit
+        common.setdefault("large", ("cuda",) if triton is not None else kind == "elementwise")
     twins = ()
     if with_out:
         twin_options = {k: v for k, v in common.items() if k not in ("large", "differentiable")}

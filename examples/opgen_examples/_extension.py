@@ -59,7 +59,9 @@ def built_ops(loaded: list[str] | None) -> set[str]:
     if loaded is not None:
         return set(loaded)
     info = build_info()
-    return set(info["ops"]) if info and "ops" in info else set(_build.op_names())
+    if not info or "ops" not in info:
+        return set(_build.op_names())
+    return set(info["ops"]) | set(_build.triton_ops())  # a Triton op needs no build
 
 
 def sources_here() -> bool:

@@ -72,7 +72,9 @@ class OpSpec:
     shapes: Sequence[tuple] | None = None
     compiles: bool = True  # torch.compile(fullgraph=True) traces it
     first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
-    large: bool = False  # run the > 2**31-element case (on a GPU with enough memory)
+    large: bool | Sequence[str] = (
+        False  # run the > 2**31-element case (on these devices; True: all, where memory allows)
+    )
     # Called on every draw's arguments (in place) to move them off the op's discontinuities, where the
     # op and its float64 reference may rightly differ (a top-k routing tie, an argmax between equals).
     condition: Callable[[dict], None] | None = None

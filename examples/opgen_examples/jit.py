@@ -30,10 +30,13 @@ def load(op: str, verbose: bool = False) -> None:
     from torch.utils import cpp_extension
 
     flags = _build.compile_flags(with_cuda)
-
+    sources = _build.op_sources(op, with_cuda)
+    if not sources:  # a Triton op: nothing to compile ahead of its first call
+        _loaded.add(op)
+        return
     cpp_extension.load(
         name=f"{_build.PACKAGE}_jit_{op}",
-        sources=[str(p) for p in _build.op_sources(op, with_cuda)],
+        sources=[str(p) for p in sources],
         extra_include_paths=_build.include_dirs(),
         extra_cflags=flags["cxx"],
         extra_cuda_cflags=flags["nvcc"],

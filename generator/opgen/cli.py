@@ -29,8 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     new.add_argument("--kind", default="elementwise", choices=render.kinds(), help=(
         "elementwise: same-shape float tensors (plus int/float/bool scalars) in, one tensor out, through the "
         "vectorized map, with autograd; reduction: a sum over the last dim with its backward; rowwise: math over "
-        "one row of the last dim at a time (norms, softmax, gated activations); blank: any schema, your own host "
-        "code and a copy kernel to fill in (default: elementwise)"))
+        "one row of the last dim at a time (norms, softmax, gated activations); triton, triton_rowwise: the "
+        "elementwise and rowwise kinds with their math in Triton (@triton.jit functions, no C++); blank: any schema, "
+        "your own host code and a copy kernel to fill in (default: elementwise)"))
     new.add_argument("--schema", help=(
         "the op's signature in torch schema syntax, e.g. \"(Tensor a, Tensor b, float alpha=1.0) -> Tensor\" or, "
         "writing into an output, \"(Tensor a, Tensor b, Tensor(a!) out) -> ()\" (default: \"(Tensor x) -> Tensor\")"))
@@ -96,7 +97,13 @@ def cmd_new(project: Project, name: str, kind: str, force: bool, dry_run: bool, 
         print(f"wrote {path}{' (overwritten)' if path in clashes else ''}")
     functors = "Forward, Backward" if ctx["m"].differentiable else "Forward"  # an out= op has no autograd
     module = f"{project.package}/ops/{name}.py"
-    if kind == "blank":
+    if kind in render.MODEL_KINDS:
+        print(f"\nNext: write the math in {module} (the @triton.jit functions {functors.lower()}) "
+              "and reference();")
+        print("  the rest (kernels, launchers, autotuning, CPU path, autograd, tests, benchmark) is derived from its "
+              "declaration on import")
+        tests = f"tests/test_opgen_conformance.py -k {name}"
+    elif kind == "blank":
         print(f"\nNext: write the kernels in csrc/{name}/{name}.cpp (CPU) and csrc/{name}/{name}_cuda.cu (CUDA)")
         print(f"  and the plain-PyTorch reference() in {module} (SPEC says what the tests draw)")
         tests = f"tests/test_{name}.py tests/test_opgen_conformance.py -k {name}"

@@ -12,6 +12,10 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 SUFFIX = ".jinja"
 
 
+# `opgen new --kind` names whose declaration is another kind's with its math in Triton.
+MODEL_KINDS = {"triton": "elementwise", "triton_rowwise": "rowwise"}
+
+
 def kinds() -> list[str]:
     return sorted(d.name for d in TEMPLATES.iterdir() if d.is_dir() and not d.name.startswith("_"))
 
@@ -55,7 +59,7 @@ def context(op: str, package: str, namespace: str, kind: str, schema: str | None
     own derivation code (<package>/_opgen/model.py)."""
     model = project_derivation(project_root, package).model
     try:
-        m = model.build(op, kind, schema, with_out)
+        m = model.build(op, MODEL_KINDS.get(kind, kind), schema, with_out)
     except Exception as error:
         if getattr(error, "user_facing", False):
             raise OpgenError(str(error)) from error

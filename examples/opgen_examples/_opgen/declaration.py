@@ -39,6 +39,7 @@ class Declaration:
     out_cols: str = "d"  # a row-wise op's output row length, from its input's d
     grads: tuple | None = None  # a row-wise op's differentiable inputs (None: every tensor input)
     storage: bool = False  # an elementwise op's functors take the dtype's type: Forward<T, S>
+    triton: bool = False  # its math is @triton.jit functions (declare(triton=...)): no C++ to build
 
     @property
     def where(self) -> str:
@@ -87,6 +88,7 @@ def read(path: Path) -> Declaration | None:
         )
     options = {"kind": None, "with_out": False, "out_cols": "d", "storage": False}
     nodes = {}
+    triton = any(keyword.arg == "triton" for keyword in call.keywords)
     for keyword in call.keywords:
         if keyword.arg in _LITERALS:
             nodes[keyword.arg] = keyword.value
@@ -135,6 +137,7 @@ def read(path: Path) -> Declaration | None:
         options["out_cols"],
         _names(literals["differentiable"], f"{where}: differentiable=") if "differentiable" in literals else None,
         options["storage"],
+        triton,
     )
 
 
