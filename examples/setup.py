@@ -76,7 +76,7 @@ extension = Extension(
 
 setup(
     packages=find_packages(include=["opgen_examples", "opgen_examples.*"]),
-    package_data={"opgen_examples": [build.BUILD_INFO.name]},
+    package_data={"opgen_examples": [build.BUILD_INFO.name, "tuned/*.json"]},  # tuned: Triton configs
     ext_modules=[extension],
     cmdclass={"build_ext": IncrementalBuildExtension},
     distclass=VariantDistribution,

@@ -8,6 +8,7 @@
 #   skeletons builds and tests the fresh projects alone (build_skeletons: builds only). port builds
 #   the package ports (tests/activation_port.py, tests/rmsnorm_port.py) and the row-wise families
 #   (tests/row_families.py), and runs their upstream tests, their conformance suites on CUDA and benchmarks.
+#   triton (after build_examples): examples/' Triton ops and their CUDA twins: tests, --tune, sweep.
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -257,6 +258,27 @@ stage_port() {
   grep -hE "^(FAILED|ERROR)" "$out"/*port-*.log | cut -c1-300 | head -30 >>"$summary"
   (cd "$work/port" && $python -m benchmarks ${PORT_BENCH_OPS:-rms_norm silu_and_mul gelu_fast} --out "$out/port-bench") >"$out/port-bench.log" 2>&1
   grep -E "GB/s|rms_norm|silu_and_mul|gelu_fast" "$out/port-bench.log" | head -40 >>"$summary"
+}
+
+stage_triton() {
+  # examples/' Triton ops beside their CUDA C++ twins (after build_examples): the conformance suite on
+  # CUDA (past 2**31 elements apart, one at a time), the tuned configs stored (--tune), and the sweep
+  # of both against eager and torch.compile. TRITON_OPS="op ..." picks the ops (default: those four).
+  note "## Triton ops and their CUDA twins"
+  local ops=${TRITON_OPS:-fused_bias_gelu_triton fused_bias_gelu rms_norm_triton rms_norm} select
+  select=$(echo "$ops" | sed 's/ / or /g')
+  pytest_in "$examples" -n "${MAX_JOBS}" -k "cuda and ($select) and not 2_to_the_31" tests/test_opgen_conformance.py \
+    >"$out/triton-conformance.log" 2>&1
+  note "- conformance on CUDA: $(counts "$out/triton-conformance.log")"
+  pytest_in "$examples" -k "cuda and ($select) and 2_to_the_31" tests/test_opgen_conformance.py >"$out/triton-large.log" 2>&1
+  note "- past 2**31 elements: $(counts "$out/triton-large.log")"
+  grep -hE "^(FAILED|ERROR)" "$out"/triton-*.log | cut -c1-300 | head -20 >>"$summary"
+  (cd "$examples" && time $python -m benchmarks --tune) >"$out/triton-tune.log" 2>&1
+  note "- tune: $(grep -c 'stored for this GPU' "$out/triton-tune.log") op(s); $(grep real "$out/triton-tune.log")"
+  grep "stored for this GPU" "$out/triton-tune.log" >>"$summary"
+  mkdir -p "$out/tuned" && cp "$examples"/opgen_examples/tuned/*.json "$out/tuned/" 2>/dev/null
+  (cd "$examples" && $python -m benchmarks --sweep ${SWEEP_ARGS:-} $ops --out "$out/triton-sweep") >"$out/triton-sweep.log" 2>&1
+  note "- sweep: $(grep '^sweep of' "$out/triton-sweep.log" | tail -1)"
 }
 
 stage_overhead() {

@@ -4,6 +4,7 @@
 timed runs) into DIR/<op>.json, one file per op, and rebuilds DIR/sweep.md and the charts from every
 <op>.json there: a long sweep can run as several commands, each naming some of the ops.
 --report-only rebuilds that report without measuring (no GPU needed).
+--tune autotunes the Triton ops' kernels on their sweep's points and stores the configs (tune.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from . import derived, report, sweep, sweep_report
+from . import derived, report, sweep, sweep_report, tune
 from .harness import Bench, flushed_ms, warm_up_gpu
 
 HERE = Path(__file__).resolve().parent
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=3, help="with --sweep: turns the callables of a point take (rep-ms split)"
     )
     parser.add_argument(
+        "--tune", action="store_true", help="store tuned configs of the Triton ops (default: all of them) for this GPU"
+    )
+    parser.add_argument(
         "--compile-dynamic",
         action="store_true",
         help="with --sweep: compile eager once per line, not at each point (faster; dynamic-shape code)",
@@ -65,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("benchmarks time CUDA kernels: no CUDA device here", file=sys.stderr)
         return 2
+    if args.tune:
+        return _print(tune.tune(args.ops or tune.triton_ops(), bench_module))
     if args.sweep:
         return run_sweep(
             args.ops or available(), out, args.quick, args.warmup_ms, args.rep_ms, args.compile_dynamic, args.rounds

@@ -62,6 +62,21 @@ else:
     load_math = None
 
 
+KERNELS: dict[str, dict] = {}  # {op: {"forward": its autotuned kernel, "backward": ...}}
+KEYS = {"elementwise": ["size_class"], "rowwise": ["BLOCK", "rows_class"]}  # what autotuning is keyed on
+
+
+def tuned(op: str) -> dict:
+    """{config_key: config} the autotuner picked for op's kernels in this process (`--tune` stores them)."""
+    from ._build import declared_ops
+
+    keys = KEYS[declared_ops()[op].kind]
+    entries = {}
+    for which, kernel in KERNELS.get(op, {}).items():
+        entries.update(_triton.autotuned(which, kernel, keys))
+    return entries
+
+
 def register(
     m, namespace: str, forward: Callable, backward: Callable | None, reference: Callable, signature: str
 ) -> None:
@@ -91,6 +106,7 @@ def register(
         "prune": _row_configs_that_fit if m.kind == "rowwise" else None,
     }
     _exec(source.module(), f"<{namespace}::{m.op} Triton kernels, made by declare()>", scope)
+    KERNELS[m.op] = {which: scope[f"{which}_kernel"] for which in ("forward", "backward") if f"{which}_kernel" in scope}
     _define(f"{namespace}::{m.op}", signature, scope["launch_forward"])
     if m.differentiable:
         backward_signature = m.backward_definition[len(m.op) + len("_backward") :]
@@ -206,7 +222,7 @@ class _Source:
                 body += [f"if NEEDS_{o[len('grad_') :].upper()}:", f"    {store}"]
             else:
                 body.append(store)
-        key = '["BLOCK", "rows_class"]' if self.rows else '["size_class"]'
+        key = KEYS[self.m.kind]
         lines = [
             f"@autotune(CONFIGS, key={key}, prune=prune)",
             "@triton.jit",
@@ -311,7 +327,6 @@ class _Source:
             body += [
                 f"rows = {first}.shape[0]",
                 "BLOCK = T.next_power_of_2(d)",
-                "size_class = BLOCK",
                 "rows_class = T.next_power_of_2(min(rows, 1 << 14)) if isinstance(rows, int) else rows",
             ]
             sizes = ["rows", "d", *(f"{n}.stride(0)" for n in inputs if n not in m.broadcast), "rows_class"]
@@ -331,8 +346,9 @@ class _Source:
         args = ", ".join(inputs + self.scalars + outputs + sizes)
         kwargs = ", ".join(f"{k}={v}" for k, v in fixed.items())
         stored_grid = grid_of.format("config['kwargs']")
+        key_values = ", ".join(KEYS[m.kind])
         body += [
-            f"config = T.stored_config({m.op!r}, {which!r}, size_class, {first}.dtype, CONFIGS[0])",
+            f"config = T.stored_config({m.op!r}, {which!r}, ({key_values},), {first}.dtype, CONFIGS[0])",
             "if config is None:",
             f"    wrap_triton({which}_kernel)[lambda meta: ({grid_of.format('meta')},)]({args}, {kwargs})",
             "else:",

@@ -148,7 +148,15 @@ def declare(
     if m.broadcast:
         if "grad_error_bound" not in spec_options and m.differentiable:
             spec_options["grad_error_bound"] = glue.broadcast_grad_error_bound(reference)
-    common = dict(reference=reference, args=args, kind=kind, derived=True, broadcast=m.broadcast, **spec_options)
+    common = dict(
+        reference=reference,
+        args=args,
+        kind=kind,
+        derived=True,
+        broadcast=m.broadcast,
+        triton=triton is not None,
+        **spec_options,
+    )
     if m.out is None:  # a Triton op's CPU path is the reference, whose float32 copies would not fit
         common.setdefault("large", ("cuda",) if triton is not None else kind == "elementwise")
     twins = ()

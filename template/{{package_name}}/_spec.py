@@ -84,6 +84,7 @@ class OpSpec:
     # Inputs broadcast over the first tensor (an elementwise op's bias, say): their shape is their
     # TensorArg's, and a shape that does not broadcast is refused in its own words.
     broadcast: Sequence[str] = ()
+    triton: bool = False  # its kernels are Triton's (declare(triton=...)): rows of at most 64K, say
     twins: Sequence[OpSpec] = ()  # variants declared with it (its out= twin), tested as ops of their own
     # Other ops declared with it (declare(variants=...), its seed kernel, say), by name: their public
     # functions, for the op's own tests and benchmarks; the suite does not test them.

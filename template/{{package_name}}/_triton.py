@@ -40,6 +40,7 @@ except ImportError:  # CPU-only torch wheels come without Triton
     triton = tl = _Stub()
 
 INTERPRET = AVAILABLE and os.environ.get("TRITON_INTERPRET") == "1"
+RETUNE_ENV = "OPGEN_TRITON_RETUNE"  # 1: ignore the stored configs (autotune every size class afresh)
 # Where `python -m benchmarks --tune` stores the configs it measured: {gpu name: {key: config}}.
 TUNED_DIR = Path(__file__).resolve().parent / "tuned"
 _FLOATING = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -59,18 +60,30 @@ def tuned_configs(op: str) -> dict:
     return json.loads(path.read_text()).get(torch.cuda.get_device_name(), {})
 
 
-def config_key(kernel: str, size_class: int, dtype: torch.dtype) -> str:
-    return f"{kernel}/{size_class}/{str(dtype).removeprefix('torch.')}"
+def config_key(kernel: str, key_values: tuple, dtype) -> str:
+    """ "forward/4096/bfloat16": a kernel, its autotuning key's values, its inputs' dtype."""
+    return "/".join([kernel, *(str(v) for v in key_values), str(dtype).removeprefix("torch.")])
 
 
-def stored_config(op: str, kernel: str, size_class: int, dtype: torch.dtype, first: dict) -> dict | None:
+def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, first: dict) -> dict | None:
     """The config stored for this launch, or None to let the autotuner pick (and remember) one."""
     if INTERPRET:  # the interpreter runs one config, untimed: the first
         kwargs = {k: v for k, v in first.items() if k not in ("num_warps", "num_stages")}
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
-    if torch.compiler.is_compiling():
-        return None  # torch.compile autotunes the kernel itself
-    return tuned_configs(op).get(config_key(kernel, size_class, dtype))
+    if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1":
+        return None  # torch.compile autotunes the kernel itself; a tuning run measures afresh
+    return tuned_configs(op).get(config_key(kernel, key_values, dtype))
+
+
+def write_tuned(op: str, entries: dict) -> Path:
+    """Store `entries` ({config_key: config}) for this GPU in TUNED_DIR/<op>.json, beside other GPUs'."""
+    path = TUNED_DIR / f"{op}.json"
+    stored = json.loads(path.read_text()) if path.is_file() else {}
+    stored.setdefault(torch.cuda.get_device_name(), {}).update(entries)
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    tuned_configs.cache_clear()
+    return path
 
 
 def autotune(configs: list, key: list[str], prune=None):
@@ -90,12 +103,18 @@ def autotune(configs: list, key: list[str], prune=None):
     return triton.autotune(configs=made, key=key, prune_configs_by=options)
 
 
-def chosen_config(tuned_kernel, key_values: tuple) -> dict | None:
-    """What the autotuner picked for these key values (after a call), as stored_config() returns it."""
+def autotuned(kernel_name: str, tuned_kernel, key_names: list) -> dict:
+    """{config_key: config} of what the autotuner picked in this process (its cache: the key's
+    values, then each tensor argument's dtype)."""
+    entries = {}
     for key, config in getattr(tuned_kernel, "cache", {}).items():
-        if tuple(key[: len(key_values)]) == tuple(key_values):
-            return {"kwargs": dict(config.kwargs), "num_warps": config.num_warps, "num_stages": config.num_stages}
-    return None
+        values, dtype = key[: len(key_names)], key[len(key_names)]
+        entries[config_key(kernel_name, values, dtype)] = {
+            "kwargs": dict(config.kwargs),
+            "num_warps": config.num_warps,
+            "num_stages": config.num_stages,
+        }
+    return entries
 
 
 # ---- the CPU path: the reference in float64, rounded to the dtype ----------------------------------
