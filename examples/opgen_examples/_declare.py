@@ -158,7 +158,7 @@ def declare(
         **spec_options,
     )
     if m.out is None:  # a Triton op's CPU path is the reference, whose float32 copies would not fit
-        common.setdefault("large", ("cuda",) if triton is not None else kind == "elementwise")
+        common.setdefault("large", kind == "elementwise" and (("cuda",) if triton is not None else True))
     twins = ()
     if with_out:
         twin_options = {k: v for k, v in common.items() if k not in ("large", "differentiable")}

@@ -379,6 +379,12 @@ def large_memory_gib(spec: OpSpec, device) -> float:
     return (tensors if str(device).startswith("cuda") else 1) * LARGE_NUMEL * 2 / 2**30 + 1
 
 
+def big_shape(spec: OpSpec) -> tuple:
+    """2**20 elements, enough for a kernel to run long enough to race a stream: one row of them, or 16
+    rows of 2**16 for a Triton row-wise op (its rows are at most 64K)."""
+    return (16, 1 << 16) if spec.triton and spec.kind == "rowwise" else (1 << 20,)
+
+
 def large_cases(specs: Sequence[OpSpec]) -> list:
     """spec_cases of the ops that declare `large`, each skipped where its device has too little
     memory (a GPU's total, the CPU's available memory when the tests are collected)."""

@@ -254,17 +254,17 @@ def test_refuses_tensors_on_different_devices(spec, device, dtype, shape):
 def test_runs_on_the_current_stream(spec, device, dtype, shape):
     """Called under a side stream whose inputs are written behind a sleep, the op gives what it gives
     on the current stream (its own result, not the reference: the same kernels, the same rounding)."""
-    args = testing.draw(spec, (1 << 20,), dtype, "cuda")
+    args = testing.draw(spec, testing.big_shape(spec), dtype, "cuda")
     names = [n for n in args if isinstance(args[n], torch.Tensor)]
     expected = testing.call(spec, {**args, **{n: args[n].clone() for n in names}})
     result = testing.call_on_side_stream(_substituting(spec, args, names), *[args[n] for n in names])
-    testing.assert_matches(spec, result, expected, dtype, (1 << 20,))
+    testing.assert_matches(spec, result, expected, dtype, testing.big_shape(spec))
 
 
 @testing.requires_two_cuda_devices
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, devices=["cuda"]))
 def test_runs_on_the_inputs_device(spec, device, dtype, shape):
-    args = testing.draw(spec, (1 << 20,), dtype, "cuda")
+    args = testing.draw(spec, testing.big_shape(spec), dtype, "cuda")
     names = [n for n in args if isinstance(args[n], torch.Tensor)]
     testing.check_runs_on_the_inputs_device(_substituting(spec, args, names), *[args[n] for n in names])
 

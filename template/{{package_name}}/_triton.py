@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import threading
 from pathlib import Path
 
 import torch
@@ -28,7 +29,9 @@ except ImportError:  # CPU-only torch wheels come without Triton
     class _Stub:
         """`triton` and `tl` where Triton is missing: enough for an op module to define its math."""
 
-        constexpr = object
+        @staticmethod
+        def constexpr(value=None):  # `K = tl.constexpr(0.5)`: the math's constants
+            return value
 
         @staticmethod
         def jit(fn=None, **options):
@@ -72,7 +75,24 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
     if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1":
         return None  # torch.compile autotunes the kernel itself; a tuning run measures afresh
-    return tuned_configs(op).get(config_key(kernel, key_values, dtype))
+    key = config_key(kernel, key_values, dtype)
+    return _picked.get((op, key)) or tuned_configs(op).get(key)
+
+
+# What the autotuner picked in this process, by (op, config key): later calls launch the plain kernel
+# with it (the Autotuner object is not thread-safe, and costs host time a call).
+_picked: dict[tuple, dict] = {}
+AUTOTUNE_LOCK = threading.Lock()
+
+
+def remember(op: str, kernel: str, tuned_kernel, key_values: tuple, dtype: torch.dtype) -> None:
+    for key, config in getattr(tuned_kernel, "cache", {}).items():
+        if tuple(key[: len(key_values)]) == tuple(key_values) and key[len(key_values)] == str(dtype):
+            _picked[(op, config_key(kernel, key_values, dtype))] = _as_stored(config)
+
+
+def _as_stored(config) -> dict:
+    return {"kwargs": dict(config.kwargs), "num_warps": config.num_warps, "num_stages": config.num_stages}
 
 
 def write_tuned(op: str, entries: dict) -> Path:
@@ -109,11 +129,7 @@ def autotuned(kernel_name: str, tuned_kernel, key_names: list) -> dict:
     entries = {}
     for key, config in getattr(tuned_kernel, "cache", {}).items():
         values, dtype = key[: len(key_names)], key[len(key_names)]
-        entries[config_key(kernel_name, values, dtype)] = {
-            "kwargs": dict(config.kwargs),
-            "num_warps": config.num_warps,
-            "num_stages": config.num_stages,
-        }
+        entries[config_key(kernel_name, values, dtype)] = _as_stored(config)
     return entries
 
 

@@ -14,7 +14,6 @@ rounded to the dtype), or the Triton kernels themselves under TRITON_INTERPRET=1
 """
 
 from __future__ import annotations
-import __future__
 
 import functools
 import linecache
@@ -30,18 +29,23 @@ from ._triton import tl, triton
 MAX_ROW = 65536  # a row-wise Triton op keeps a row in registers: longer rows take the CUDA row-wise kind
 # Elementwise: elements a program handles; row-wise: rows a program handles (its BLOCK is the row's power of 2).
 ELEMENTWISE_CONFIGS = [{"BLOCK": b, "num_warps": w} for b in (1024, 2048, 4096) for w in (4, 8)]
-ROWWISE_CONFIGS = [{"ROWS": r, "num_warps": w} for r in (1, 2, 4, 8, 16) for w in (1, 2, 4, 8, 16, 32)]
+MAX_ROWS = 256
+ROWWISE_CONFIGS = [{"ROWS": 1 << r, "num_warps": w} for r in range(9) for w in (1, 2, 4, 8, 16, 32)]
 
 
 def _row_configs_that_fit(configs, named_args, **kwargs):
-    """The row-wise configs worth timing for this row length: 4 to 64 elements a thread, a tile of
-    at most 32K elements (bigger tiles spill); one row at least."""
+    """The row-wise configs worth timing for this row length (BLOCK): tiles of 2K to 16K elements, 8
+    to 32 a thread; rows of 16K or more one to a program, on 16 or 32 warps."""
     block = kwargs.get("BLOCK", named_args.get("BLOCK"))
     kept = []
     for config in configs:
         rows, threads = config.kwargs["ROWS"], config.num_warps * 32
-        per_thread = rows * block / threads
-        if (rows == 1 or rows * block <= 32768) and (4 <= per_thread <= 64 or (rows == 1 and threads == 32)):
+        tile = rows * block
+        if block >= 16384:
+            keep = rows == 1 and threads >= 512
+        else:
+            keep = (2048 <= tile or rows == MAX_ROWS) and tile <= 16384 and 8 <= tile / threads <= 32
+        if keep:
             kept.append(config)
     return kept or configs[:1]
 
@@ -92,6 +96,7 @@ def register(
     source = _Source(m, namespace)
     scope = {
         "torch": torch,
+        "Tensor": torch.Tensor,
         "triton": triton,
         "tl": tl,
         "T": _triton,
@@ -116,7 +121,7 @@ def register(
 def _exec(source: str, filename: str, scope: dict) -> None:
     # Triton reads a kernel's source back (inspect.getsource): linecache holds it, as for a file.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    code = compile(source, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
+    code = compile(source, filename, "exec", dont_inherit=True)  # annotations evaluated: torch.library reads them
     exec(code, scope)
 
 
@@ -233,13 +238,21 @@ class _Source:
         ]
         return "\n".join(lines) + "\n"
 
-    def _params(self, which: str) -> list[str]:
+    def _params(self, which: str, annotated: bool = False) -> list[str]:
         """The op's parameters in schema order (the dispatcher passes them so): the forward's with
-        their defaults; the backward's after grad, then needs_<x> where several get gradients."""
+        their defaults; the backward's after grad, then needs_<x> where several get gradients.
+        Annotated for torch.library, which reads the op's schema from them (torch < 2.15 ignores schema=)."""
+        args = self.m.schema.args
+
+        def param(a, default: bool) -> str:
+            text = f"{a.name}: {a.python_type}" if annotated else a.name
+            return text if not default or a.python_default is None else f"{text} = {a.python_default}"
+
         if which == "forward":
-            return [a.name if a.python_default is None else f"{a.name}={a.python_default}" for a in self.m.schema.args]
-        needs = [f"needs_{g}" for g in self.grads] if len(self.grads) > 1 else []
-        return ["grad", *(a.name for a in self.m.schema.args), *needs]
+            return [param(a, True) for a in args]
+        flag = ": bool" if annotated else ""
+        needs = [f"needs_{g}{flag}" for g in self.grads] if len(self.grads) > 1 else []
+        return ["grad: Tensor" if annotated else "grad", *(param(a, False) for a in args), *needs]
 
     def _on_cpu(self, which: str) -> str:
         """The CPU path: the reference in the math type (its gradients by torch.func.vjp)."""
@@ -349,13 +362,18 @@ class _Source:
         key_values = ", ".join(KEYS[m.kind])
         body += [
             f"config = T.stored_config({m.op!r}, {which!r}, ({key_values},), {first}.dtype, CONFIGS[0])",
-            "if config is None:",
-            f"    wrap_triton({which}_kernel)[lambda meta: ({grid_of.format('meta')},)]({args}, {kwargs})",
+            "if config is None:  # autotune this size class (once a process: later calls find it picked)",
+            "    with T.AUTOTUNE_LOCK:",
+            f"        wrap_triton({which}_kernel)[lambda meta: ({grid_of.format('meta')},)]({args}, {kwargs})",
+            f"    T.remember({m.op!r}, {which!r}, {which}_kernel, ({key_values},), {first}.dtype)",
             "else:",
-            f"    wrap_triton({which}_plain)[({stored_grid},)](",
+            f"    run = {which}_plain if T.INTERPRET else wrap_triton({which}_plain)  # torch < 2.11 cannot wrap it",
+            f"    run[({stored_grid},)](",
             f"        {args}, {kwargs}, **config['kwargs'],",
             "        num_warps=config['num_warps'], num_stages=config['num_stages'])",
             f"return {returned}",
         ]
-        lines = [f"def launch_{which}({', '.join(params)}):", *(f"    {line}" for line in body)]
+        returns = f"tuple[{', '.join(['Tensor'] * len(outputs))}]" if several else "Tensor"
+        signature = ", ".join(self._params(which, annotated=True))
+        lines = [f"def launch_{which}({signature}) -> {returns}:", *(f"    {line}" for line in body)]
         return "\n".join(lines) + "\n"

@@ -12,8 +12,10 @@ from torch import Tensor
 from .._declare import TensorArg, declare
 from .._triton import tl, triton
 
-SQRT_2_OVER_PI = 0.7978845608028654
-CUBIC = 0.044715
+# A Triton kernel reads only constexpr globals; written right of a tensor (Triton's interpreter
+# cannot take `constexpr * tensor`).
+SQRT_2_OVER_PI = tl.constexpr(0.7978845608028654)
+CUBIC = tl.constexpr(0.044715)
 
 
 def reference(x: Tensor, bias: Tensor) -> Tensor:
@@ -25,15 +27,15 @@ def reference(x: Tensor, bias: Tensor) -> Tensor:
 @triton.jit
 def forward(x, bias):
     z = x + bias
-    return z * tl.sigmoid(2.0 * SQRT_2_OVER_PI * (z + CUBIC * z * z * z))
+    return z * tl.sigmoid((z + z * z * z * CUBIC) * (2.0 * SQRT_2_OVER_PI))
 
 
 # grad * dy/dx, grad * dy/dbias, given grad = dL/dy.
 @triton.jit
 def backward(grad, x, bias):
     z = x + bias
-    s = tl.sigmoid(2.0 * SQRT_2_OVER_PI * (z + CUBIC * z * z * z))
-    dz = grad * (s + z * s * (1.0 - s) * 2.0 * SQRT_2_OVER_PI * (1.0 + 3.0 * CUBIC * z * z))
+    s = tl.sigmoid((z + z * z * z * CUBIC) * (2.0 * SQRT_2_OVER_PI))
+    dz = grad * (s + z * s * (1.0 - s) * (1.0 + z * z * (3.0 * CUBIC)) * (2.0 * SQRT_2_OVER_PI))
     return dz, dz
 
 
