@@ -60,7 +60,7 @@ def test_every_seed_kernel_is_an_op():
 @pytest.mark.slow
 def test_examples_build_and_pass_their_tests():
     build = pip_install_editable(EXAMPLES, env={"MAX_JOBS": "2"})
-    assert "torch API) of 12 op(s)" in build.stdout + build.stderr
+    assert "torch API) of 15 op(s)" in build.stdout + build.stderr  # 2 of them Triton: nothing to compile
     run_project_tests(EXAMPLES, "-x")
 
 

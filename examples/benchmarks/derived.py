@@ -178,7 +178,7 @@ def _rowwise(spec, scalars: dict) -> SimpleNamespace:
             "native": lambda: torch.softmax(args[x], dim=-1),
         }
 
-    odd = [7, 1000, 4097] + ([] if spec.triton else [100_003])  # a Triton row-wise op's rows: at most 64K
+    odd = [7, 1000, 4097] + ([] if getattr(spec, "triton", False) else [100_003])  # a Triton row-wise op: rows <= 64K
     return SimpleNamespace(
         SIZE_LABEL=f"row length (rows x length = 2^{REDUCTION_TOTAL.bit_length() - 1})",
         SWEEP=[

@@ -234,7 +234,7 @@ class _Source:
             f"def {which}_kernel({', '.join(params)}):",
             *(f"    {line}" for line in body),
             "",
-            f"{which}_plain = getattr({which}_kernel, 'fn', {which}_kernel)  # without the autotuner, for stored configs",
+            f"{which}_plain = getattr({which}_kernel, 'fn', {which}_kernel)  # the kernel alone, for stored configs",
         ]
         return "\n".join(lines) + "\n"
 
@@ -282,7 +282,8 @@ class _Source:
                 lines += [
                     f"T.check_like({n}, {n!r}, {first}, {first!r}, shape=False)",
                     f"if tuple({n}.shape) != tuple({first}.shape[-1:]):",
-                    f"    raise RuntimeError(f'{n} must have shape {{list({first}.shape[-1:])}}, got {{list({n}.shape)}}')",
+                    f"    raise RuntimeError(f'{n} must have shape {{list({first}.shape[-1:])}}, "
+                    f"got {{list({n}.shape)}}')",
                 ]
             elif n in self.m.broadcast:
                 lines.append(f"T.check_like({n}, {n!r}, {first}, {first!r}, shape=False)")
