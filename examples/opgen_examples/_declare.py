@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import _build, _triton_glue
+from . import _build, _triton, _triton_glue
 from ._autograd import below_autograd, first_order_only, needs_autograd
 from ._error_model import carried_error, rounding_error, sum_error
 from ._opgen import model as op_model
@@ -135,7 +135,7 @@ def declare(
         spec_options.setdefault("shapes", ROWWISE_SHAPES if triton is None else TRITON_ROWWISE_SHAPES)
     if triton is not None:
         forward, backward_math = (tuple(triton) + (None,))[:2] if isinstance(triton, (tuple, list)) else (triton, None)
-        _triton_glue.register(m, _build.NAMESPACE, forward, backward_math, reference, signature)
+        glue.direct = _triton_glue.register(m, _build.NAMESPACE, forward, backward_math, reference, signature)
     else:
         glue.register_fakes()
     if m.differentiable:
@@ -256,6 +256,7 @@ class _Glue:
 
     def __init__(self, m, namespace: str):
         self.m, self.ns = m, namespace
+        self.direct = None  # a Triton op's forward launcher, for calls that need no dispatcher
 
     def overload(self, suffix: str = ""):
         return getattr(getattr(torch.ops, self.ns), self.m.op + suffix).default
@@ -281,15 +282,24 @@ class _Glue:
             )
         else:
             inputs = m.autograd_inputs
-            body = (
-                f"    if needs_autograd({inputs}):\n        return {call}\n"
+            body = f"    if needs_autograd({inputs}):\n        return {call}\n"
+            if self.direct is not None:  # a Triton op: its launcher, where no mode or transform would see the call
+                args = ", ".join(a.name for a in m.schema.args)
+                body += f"    if plain_eager({m.tensor_names}):\n        return _launch({args})\n"
+            body += (
                 f"    with below_autograd():  # nothing to differentiate: skip the autograd layer's Python\n"
                 f"        return {call}\n"
             )
             returns, doc = "Tensor", self._doc()
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{body}'
         return self._compile(
-            m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
+            m.op,
+            source,
+            _op=self.overload(),
+            needs_autograd=needs_autograd,
+            below_autograd=below_autograd,
+            _launch=self.direct,
+            plain_eager=_triton.plain_eager,
         )
 
     def custom_function(self, autograd_inputs, doc: str | None) -> Callable:

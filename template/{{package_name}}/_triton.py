@@ -133,6 +133,25 @@ def autotuned(kernel_name: str, tuned_kernel, key_names: list) -> dict:
     return entries
 
 
+# ---- eager calls that need no dispatcher ---------------------------------------------------------
+def plain_eager(*tensors) -> bool:
+    """Whether nothing but the op itself would see this call: no dispatch or torch-function mode
+    (fake tensors, export, profiling modes), no tensor subclass, no functorch transform (vmap, grad).
+    Then the public function launches the kernels itself, skipping the dispatcher's Python layers
+    (the caller has checked that nothing needs autograd)."""
+    if _dispatch_stack_len() or _function_mode_enabled():
+        return False
+    for t in tensors:
+        if type(t) is not torch.Tensor or _functorch_wrapped(t):
+            return False
+    return True
+
+
+_dispatch_stack_len = torch._C._len_torch_dispatch_stack
+_function_mode_enabled = torch._C._is_torch_function_mode_enabled
+_functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
+
+
 # ---- the CPU path: the reference in float64, rounded to the dtype ----------------------------------
 def _math_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64  # the reference's float32 formulas may lose more than a rounding (torch's GELU gradient)

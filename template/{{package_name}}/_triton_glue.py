@@ -83,8 +83,9 @@ def tuned(op: str) -> dict:
 
 def register(
     m, namespace: str, forward: Callable, backward: Callable | None, reference: Callable, signature: str
-) -> None:
-    """Define <ns>::<op> (and <op>_backward where m has gradients) with Triton kernels."""
+) -> Callable:
+    """Define <ns>::<op> (and <op>_backward where m has gradients) with Triton kernels; return the
+    forward launcher for eager calls that need no dispatcher (`_triton.plain_eager`)."""
     if m.kind not in ("elementwise", "rowwise"):
         raise DeclarationError(f"{m.op}: triton= is for the elementwise and rowwise kinds, not {m.kind}")
     if m.out is not None or m.with_out:
@@ -110,12 +111,22 @@ def register(
         "CONFIGS": ELEMENTWISE_CONFIGS if m.kind == "elementwise" else ROWWISE_CONFIGS,
         "prune": _row_configs_that_fit if m.kind == "rowwise" else None,
     }
-    _exec(source.module(), f"<{namespace}::{m.op} Triton kernels, made by declare()>", scope)
+    _exec(source.kernels(), f"<{namespace}::{m.op} Triton kernels, made by declare()>", scope)
     KERNELS[m.op] = {which: scope[f"{which}_kernel"] for which in ("forward", "backward") if f"{which}_kernel" in scope}
+    # The launchers twice: for the op (wrap_triton: torch.compile traces the launches), and for eager
+    # calls outside any mode, which launch the kernels themselves (wrap_triton's dispatch costs ~1 ms).
+    direct = {**scope, "wrap_triton": _itself}
+    _exec(source.launchers(), f"<{namespace}::{m.op} Triton launchers, made by declare()>", scope)
+    _exec(source.launchers(), f"<{namespace}::{m.op} direct Triton launchers, made by declare()>", direct)
     _define(f"{namespace}::{m.op}", signature, scope["launch_forward"])
     if m.differentiable:
         backward_signature = m.backward_definition[len(m.op) + len("_backward") :]
         _define(f"{namespace}::{m.op}_backward", backward_signature, scope["launch_backward"])
+    return _one_at_a_time(direct["launch_forward"]) if _triton.INTERPRET else direct["launch_forward"]
+
+
+def _itself(kernel):
+    return kernel
 
 
 def _exec(source: str, filename: str, scope: dict) -> None:
@@ -172,11 +183,14 @@ class _Source:
         self.grads = [a.name for a in m.differentiable]
         self.rows = m.kind == "rowwise"
 
-    def module(self) -> str:
-        parts = [self._kernel("forward"), self._on_cpu("forward"), self._launcher("forward")]
-        if self.grads:
-            parts += [self._kernel("backward"), self._on_cpu("backward"), self._launcher("backward")]
-        return "\n\n".join(parts)
+    def kernels(self) -> str:
+        return "\n\n".join(self._kernel(which) for which in self._directions())
+
+    def launchers(self) -> str:
+        return "\n\n".join(self._on_cpu(which) + "\n\n" + self._launcher(which) for which in self._directions())
+
+    def _directions(self) -> list[str]:
+        return ["forward", "backward"] if self.grads else ["forward"]
 
     # ---- kernels --------------------------------------------------------------------------------
     def _inputs(self, which: str) -> list[str]:
