@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import pkgutil
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -121,7 +122,8 @@ def unbuilt_ops() -> list[str]:
 
 
 def all_specs() -> list[OpSpec]:
-    """The SPEC (or SPECS) of every op module the package loaded (the built ops), with their out= twins."""
+    """The SPEC (or SPECS) of every op module the package loaded (the built ops), with their out= twins;
+    under TRITON_INTERPRET=1 (the Triton ops' kernels run on CPU tensors) only the Triton ops'."""
     import opgen_examples
     import opgen_examples.ops
 
@@ -133,6 +135,8 @@ def all_specs() -> list[OpSpec]:
         module = importlib.import_module(f"opgen_examples.ops.{info.name}")
         declared = list(getattr(module, "SPECS", [])) + ([module.SPEC] if hasattr(module, "SPEC") else [])
         specs += [s for spec in declared for s in (spec, *spec.twins)]
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        specs = [spec for spec in specs if getattr(spec, "triton", False)]
     return specs
 
 
