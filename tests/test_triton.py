@@ -40,6 +40,9 @@ def test_opgen_new_writes_only_the_op_module_and_its_card(project):
     text = (project / PACKAGE / "ops" / "scaled_sigmoid.py").read_text()
     assert "@triton.jit\ndef forward(x, y, alpha):" in text and "triton=(forward, backward)" in text
     assert not (project / "csrc" / "scaled_sigmoid").exists()
+    assert "scaled_sigmoid\ttriton\n" in opgen(project, "list").stdout  # not "(csrc missing)"
+    ejected = opgen(project, "eject", "scaled_sigmoid", check=False)
+    assert ejected.returncode == 2 and "is a Triton op" in ejected.stderr
 
 
 def test_without_triton_the_ops_import_and_their_cpu_path_passes(project, tmp_path):

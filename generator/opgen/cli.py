@@ -197,6 +197,9 @@ def cmd_eject(project: Project, name: str) -> int:
     declared = project.declared_ops()
     if name not in declared:
         raise OpgenError(f"{name!r} is not a declared op (its glue is its own already, or it does not exist)")
+    if getattr(declared[name], "triton", False):
+        raise OpgenError(f"{name!r} is a Triton op: its kernels are derived in Python from its declaration in "
+                         f"{project.package}/ops/{name}.py, and there is no C++ glue to eject")
     if declared[name].kind == "custom":
         raise OpgenError(f"{name!r} is a custom op: its host code is yours already, and its registration is "
                          f"its declaration in {project.package}/ops/{name}.py")

@@ -42,11 +42,13 @@ class Project:
         return module
 
     def existing_ops(self) -> list[str]:
-        """Ops with their own glue (csrc/<op>/<op>.cpp) or declared ones (csrc/<op>/<op>.h)."""
+        """Ops with their own glue (csrc/<op>/<op>.cpp), declared ones (csrc/<op>/<op>.h), and Triton
+        ops (declared, with no csrc/)."""
         csrc = self.root / "csrc"
-        if not csrc.is_dir():
-            return []
-        return sorted(d.name for d in csrc.iterdir() if (d / f"{d.name}.cpp").is_file() or (d / f"{d.name}.h").is_file())
+        ops = {d.name for d in csrc.iterdir() if (d / f"{d.name}.cpp").is_file() or (d / f"{d.name}.h").is_file()} \
+            if csrc.is_dir() else set()
+        triton = {op for op, d in self.declared_ops().items() if getattr(d, "triton", False)}
+        return sorted(ops | triton)
 
 
 def find_project(start: Path) -> Project:
