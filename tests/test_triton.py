@@ -65,6 +65,27 @@ def test_triton_kernels_pass_under_the_interpreter(project):
     assert " passed" in output
 
 
+SCALAR_CHECK = (
+    "import importlib, torch\n"
+    "m = importlib.import_module('my_ops.ops.scaled_sigmoid')\n"
+    "x, y = torch.randn(3, 70), torch.randn(3, 70)\n"
+    "for alpha in (0.5, 2.0, -3.25):  # the default, and others: each must reach the kernel\n"
+    "    torch.testing.assert_close(m.scaled_sigmoid(x, y, alpha), m.reference(x, y, alpha))\n"
+    "    torch.testing.assert_close(m.scaled_sigmoid(x, y, alpha=alpha), m.reference(x, y, alpha))\n"
+    "print('ok')\n"
+)
+
+
+@pytest.mark.parametrize("interpret", ["0", "1"])
+def test_every_scalar_value_reaches_the_math(project, interpret):
+    """The suite passes each scalar's example value only (the default here): other values must reach
+    the CPU path and the kernels too."""
+    if interpret == "1" and not HAS_TRITON:
+        pytest.skip("Triton is not installed (this torch has none): its interpreter cannot run")
+    env = {"OPGEN_JIT": "scaled_sigmoid", "OPGEN_CPU_ONLY": "1", "TRITON_INTERPRET": interpret}
+    assert run([sys.executable, "-c", SCALAR_CHECK], cwd=project, env=env).stdout.strip() == "ok"
+
+
 @pytest.mark.skipif(not HAS_TRITON, reason="Triton is not installed (this torch has none): its interpreter cannot run")
 def test_a_broken_kernel_fails_under_the_interpreter(project, tmp_path):
     """The interpreter runs the derived kernels, not the reference: a wrong math function fails."""

@@ -252,7 +252,7 @@ class _Source:
         ]
         return "\n".join(lines) + "\n"
 
-    def _params(self, which: str, annotated: bool = False) -> list[str]:
+    def _params(self, which: str, annotated: bool = False, defaults: bool = True) -> list[str]:
         """The op's parameters in schema order (the dispatcher passes them so): the forward's with
         their defaults; the backward's after grad, then needs_<x> where several get gradients.
         Annotated for torch.library, which reads the op's schema from them (torch < 2.15 ignores schema=)."""
@@ -263,7 +263,7 @@ class _Source:
             return text if not default or a.python_default is None else f"{text} = {a.python_default}"
 
         if which == "forward":
-            return [param(a, True) for a in args]
+            return [param(a, defaults) for a in args]
         flag = ": bool" if annotated else ""
         needs = [f"needs_{g}{flag}" for g in self.grads] if len(self.grads) > 1 else []
         return ["grad: Tensor" if annotated else "grad", *(param(a, False) for a in args), *needs]
@@ -341,7 +341,7 @@ class _Source:
             returned = ", ".join(outputs) + ("," if len(outputs) == 1 and several else "")
         body += allocate
         # CPU tensors: the reference (through the interpreter, the kernels themselves).
-        cpu_call = f"T_cpu_{which}({', '.join(params)})"
+        cpu_call = f"T_cpu_{which}({', '.join(self._params(which, defaults=False))})"
         body += [
             f"if {first}.device.type != 'cuda' and not T.INTERPRET:",
             f"    return ({returned}) if T.is_fake({first}) else {cpu_call}",
