@@ -40,6 +40,8 @@ def card(project: Project, op: str) -> str:
     declared = project.declared_ops().get(op)
     if declared is not None:
         kind, schema, with_out = declared.kind, declared.schema, declared.with_out
+        if getattr(declared, "triton", False):  # the kind `opgen new` names it by
+            kind = {"elementwise": "triton", "rowwise": "triton_rowwise"}[kind]
     else:
         own_kind = recorded.get("kind", "blank")
         kind, with_out = ("blank", False) if own_kind == "elementwise" and not recorded.get("schema") else (
