@@ -326,7 +326,6 @@ class _Source:
         m, first = self.m, self.first
         inputs, outputs = self._inputs(which), self._outputs(which)
         several = which == "backward" and len(self.grads) > 1
-        params = self._params(which)
         body = self._checks(which)
         if which == "forward":
             allocate = [f"result = torch.empty_like({first}, memory_format=torch.contiguous_format)"]

@@ -84,7 +84,7 @@ def test_cmake(extensions_dir):
     if shutil.which("cmake") is None:
         pytest.skip("cmake is not installed")
     out = run_script("build_cmake", script_env(extensions_dir), str(extensions_dir / "cmake"))
-    assert re.search(r"OK build_cmake: _C\.\S+\.so built by CMake \((CUDA|CPU-only), 12 ops, compile_commands", out), out
+    assert re.search(r"OK build_cmake: _C\.\S+\.so built by CMake \((CUDA|CPU-only), 13 ops, compile_commands", out), out
     assert f"match PyTorch and errors reach Python on {devices_line()}" in out, out
 
 
