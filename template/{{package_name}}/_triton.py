@@ -75,12 +75,18 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
     if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1":
         return None  # torch.compile autotunes the kernel itself; a tuning run measures afresh
-    key = config_key(kernel, key_values, dtype)
-    return _picked.get((op, key)) or tuned_configs(op).get(key)
+    launch = (op, kernel, key_values, dtype)
+    found = _picked.get(launch)
+    if found is None:  # first launch of this class here: the stored config, remembered (no key text a call)
+        found = tuned_configs(op).get(config_key(kernel, key_values, dtype))
+        if found is not None:
+            _picked[launch] = found
+    return found
 
 
-# What the autotuner picked in this process, by (op, config key): later calls launch the plain kernel
-# with it (the Autotuner object is not thread-safe, and costs host time a call).
+# The config of each (op, kernel, key values, dtype) in this process, stored or picked by the
+# autotuner: later calls launch the plain kernel with it (the Autotuner object is not thread-safe,
+# and costs host time a call).
 _picked: dict[tuple, dict] = {}
 AUTOTUNE_LOCK = threading.Lock()
 
@@ -88,7 +94,7 @@ AUTOTUNE_LOCK = threading.Lock()
 def remember(op: str, kernel: str, tuned_kernel, key_values: tuple, dtype: torch.dtype) -> None:
     for key, config in getattr(tuned_kernel, "cache", {}).items():
         if tuple(key[: len(key_values)]) == tuple(key_values) and key[len(key_values)] == str(dtype):
-            _picked[(op, config_key(kernel, key_values, dtype))] = _as_stored(config)
+            _picked[(op, kernel, tuple(key_values), dtype)] = _as_stored(config)
 
 
 def _as_stored(config) -> dict:
