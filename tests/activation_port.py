@@ -17,8 +17,8 @@ HERE = Path(__file__).resolve().parent
 UPSTREAM_TESTS = HERE / "upstream" / "kernels_community_activation"
 
 _ROW_PLACEHOLDER = (
-    "    const T mean = row.sum(input.cols, [&](int64_t j) { return input[j]; }) / T(input.cols > 0 ? input.cols : 1);\n"
-    "    row.for_each(y.cols, [&](int64_t j) { y.set(j, input[j] - mean); });\n"
+    "    const T mean = row.sum(input.cols, [&](auto j) { return input[j]; }) / T(input.cols > 0 ? input.cols : 1);\n"
+    "    row.for_each(y.cols, [&](auto j) { y.set(j, input[j] - mean); });\n"
 )
 _ROW_REFERENCE = "    return input - input.mean(dim=-1, keepdim=True)\n"
 
@@ -107,19 +107,19 @@ RMS_NORM_SCHEMA = "(Tensor input, Tensor weight, float eps=1e-6) -> Tensor"  # t
 RMS_NORM = [
     ("// Placeholder math (each row minus its mean): write rms_norm's here and in reference().\n",
      "// y = x * weight / sqrt(mean(x^2) + eps), in float (double for float64).\n"),
-    ("    const T mean = row.sum(input.cols, [&](int64_t j) { return input[j]; }) / T(input.cols > 0 ? input.cols : 1);\n"
-     "    row.for_each(y.cols, [&](int64_t j) { y.set(j, input[j] - mean); });\n",
-     "    const T scale = T(1) / std::sqrt(row.sum(input.cols, [&](int64_t j) { return input[j] * input[j]; }) /\n"
+    ("    const T mean = row.sum(input.cols, [&](auto j) { return input[j]; }) / T(input.cols > 0 ? input.cols : 1);\n"
+     "    row.for_each(y.cols, [&](auto j) { y.set(j, input[j] - mean); });\n",
+     "    const T scale = T(1) / std::sqrt(row.sum(input.cols, [&](auto j) { return input[j] * input[j]; }) /\n"
      "                                     T(input.cols > 0 ? input.cols : 1) + eps);\n"
-     "    row.for_each(y.cols, [&](int64_t j) { y.set(j, input[j] * scale * weight[j]); });\n"),
-    ("    const T mean = row.sum(grad.cols, [&](int64_t j) { return grad[j]; }) / T(grad.cols > 0 ? grad.cols : 1);\n"
-     "    row.for_each(grad_input.cols, [&](int64_t j) { grad_input.set(j, grad[j] - mean); });\n"
-     "    row.for_each(grad_weight.cols, [&](int64_t j) { grad_weight.set(j, T(0)); });  // the placeholder ignores weight\n",
+     "    row.for_each(y.cols, [&](auto j) { y.set(j, input[j] * scale * weight[j]); });\n"),
+    ("    const T mean = row.sum(grad.cols, [&](auto j) { return grad[j]; }) / T(grad.cols > 0 ? grad.cols : 1);\n"
+     "    row.for_each(grad_input.cols, [&](auto j) { grad_input.set(j, grad[j] - mean); });\n"
+     "    row.for_each(grad_weight.cols, [&](auto j) { grad_weight.set(j, T(0)); });  // the placeholder ignores weight\n",
      "    // dx = s (g w - x s^2 mean(g w x)), dw = g x s for s = 1 / sqrt(mean(x^2) + eps).\n"
      "    const T n = T(input.cols > 0 ? input.cols : 1);\n"
-     "    const T scale = T(1) / std::sqrt(row.sum(input.cols, [&](int64_t j) { return input[j] * input[j]; }) / n + eps);\n"
-     "    const T dot = row.sum(input.cols, [&](int64_t j) { return grad[j] * weight[j] * input[j]; }) / n;\n"
-     "    row.for_each(input.cols, [&](int64_t j) {\n"
+     "    const T scale = T(1) / std::sqrt(row.sum(input.cols, [&](auto j) { return input[j] * input[j]; }) / n + eps);\n"
+     "    const T dot = row.sum(input.cols, [&](auto j) { return grad[j] * weight[j] * input[j]; }) / n;\n"
+     "    row.for_each(input.cols, [&](auto j) {\n"
      "      grad_input.set(j, scale * (grad[j] * weight[j] - input[j] * scale * scale * dot));\n"
      "      grad_weight.set(j, grad[j] * input[j] * scale);\n"
      "    });\n"),
@@ -155,7 +155,7 @@ def _edits(package: str) -> dict[str, list[tuple[str, str]]]:
         edits[f"csrc/{name}/{name}.h"] = [
             (f"// Placeholder math (each row minus its mean): write {name}'s here and in reference().\n",
              f"// out = {what}, d = x.shape[-1] / 2; the activation rounded to the dtype, as torch's.\n"),
-            (_ROW_PLACEHOLDER, f"    row.for_each(y.cols, [&](int64_t j) {{ {line} }});\n"),
+            (_ROW_PLACEHOLDER, f"    row.for_each(y.cols, [&](auto j) {{ {line} }});\n"),
         ]
         edits[f"{package}/ops/{name}.py"] = [
             (f'"""{name}: Say here in a sentence what it computes, row by row.', f'"""{name}: {what}, row by row.'),

@@ -26,22 +26,22 @@ SCHEMA = "(Tensor hidden_states, Tensor weight, float variance_epsilon) -> Tenso
 MATH = [
     (f"// Placeholder math (each row minus its mean): write {OP}'s here and in reference().\n",
      "// y = x * weight / sqrt(mean(x^2) + eps), in float (double for float64).\n"),
-    ("    const T mean = row.sum(hidden_states.cols, [&](int64_t j) { return hidden_states[j]; }) /\n"
+    ("    const T mean = row.sum(hidden_states.cols, [&](auto j) { return hidden_states[j]; }) /\n"
      "                   T(hidden_states.cols > 0 ? hidden_states.cols : 1);\n"
-     "    row.for_each(y.cols, [&](int64_t j) { y.set(j, hidden_states[j] - mean); });\n",
+     "    row.for_each(y.cols, [&](auto j) { y.set(j, hidden_states[j] - mean); });\n",
      "    const T n = T(hidden_states.cols > 0 ? hidden_states.cols : 1);\n"
-     "    const T scale = T(1) / std::sqrt(row.sum(hidden_states.cols, [&](int64_t j) {\n"
+     "    const T scale = T(1) / std::sqrt(row.sum(hidden_states.cols, [&](auto j) {\n"
      "      return hidden_states[j] * hidden_states[j]; }) / n + variance_epsilon);\n"
-     "    row.for_each(y.cols, [&](int64_t j) { y.set(j, hidden_states[j] * scale * weight[j]); });\n"),
-    ("    const T mean = row.sum(grad.cols, [&](int64_t j) { return grad[j]; }) / T(grad.cols > 0 ? grad.cols : 1);\n"
-     "    row.for_each(grad_hidden_states.cols, [&](int64_t j) { grad_hidden_states.set(j, grad[j] - mean); });\n"
-     "    row.for_each(grad_weight.cols, [&](int64_t j) { grad_weight.set(j, T(0)); });  // the placeholder ignores weight\n",
+     "    row.for_each(y.cols, [&](auto j) { y.set(j, hidden_states[j] * scale * weight[j]); });\n"),
+    ("    const T mean = row.sum(grad.cols, [&](auto j) { return grad[j]; }) / T(grad.cols > 0 ? grad.cols : 1);\n"
+     "    row.for_each(grad_hidden_states.cols, [&](auto j) { grad_hidden_states.set(j, grad[j] - mean); });\n"
+     "    row.for_each(grad_weight.cols, [&](auto j) { grad_weight.set(j, T(0)); });  // the placeholder ignores weight\n",
      "    // dx = s (g w - x s^2 mean(g w x)), dw = g x s for s = 1 / sqrt(mean(x^2) + eps).\n"
      "    const T n = T(hidden_states.cols > 0 ? hidden_states.cols : 1);\n"
-     "    const T scale = T(1) / std::sqrt(row.sum(hidden_states.cols, [&](int64_t j) {\n"
+     "    const T scale = T(1) / std::sqrt(row.sum(hidden_states.cols, [&](auto j) {\n"
      "      return hidden_states[j] * hidden_states[j]; }) / n + variance_epsilon);\n"
-     "    const T dot = row.sum(hidden_states.cols, [&](int64_t j) { return grad[j] * weight[j] * hidden_states[j]; }) / n;\n"
-     "    row.for_each(hidden_states.cols, [&](int64_t j) {\n"
+     "    const T dot = row.sum(hidden_states.cols, [&](auto j) { return grad[j] * weight[j] * hidden_states[j]; }) / n;\n"
+     "    row.for_each(hidden_states.cols, [&](auto j) {\n"
      "      grad_hidden_states.set(j, scale * (grad[j] * weight[j] - hidden_states[j] * scale * scale * dot));\n"
      "      grad_weight.set(j, grad[j] * hidden_states[j] * scale);\n"
      "    });\n"),

@@ -28,9 +28,9 @@ struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& weight, const In& bias, const Out& y) const {
     const T n = T(x.cols > 0 ? x.cols : 1);
-    const T mean = row.sum(x.cols, [&](int64_t j) { return x[j]; }) / n;
-    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
-    row.for_each(y.cols, [&](int64_t j) { y.set(j, (x[j] - mean) * rstd * weight[j] + bias[j]); });
+    const T mean = row.sum(x.cols, [&](auto j) { return x[j]; }) / n;
+    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](auto j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
+    row.for_each(y.cols, [&](auto j) { y.set(j, (x[j] - mean) * rstd * weight[j] + bias[j]); });
   }
 };
 
@@ -43,11 +43,11 @@ struct Backward {
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const In& weight, const In& bias,
                                     const Out& grad_x, const Out& grad_weight, const Out& grad_bias) const {
     const T n = T(x.cols > 0 ? x.cols : 1);
-    const T mean = row.sum(x.cols, [&](int64_t j) { return x[j]; }) / n;
-    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
-    const T mean_g = row.sum(x.cols, [&](int64_t j) { return grad[j] * weight[j]; }) / n;
-    const T mean_gx = row.sum(x.cols, [&](int64_t j) { return grad[j] * weight[j] * (x[j] - mean) * rstd; }) / n;
-    row.for_each(x.cols, [&](int64_t j) {
+    const T mean = row.sum(x.cols, [&](auto j) { return x[j]; }) / n;
+    const T rstd = T(1) / std::sqrt(row.sum(x.cols, [&](auto j) { return (x[j] - mean) * (x[j] - mean); }) / n + eps);
+    const T mean_g = row.sum(x.cols, [&](auto j) { return grad[j] * weight[j]; }) / n;
+    const T mean_gx = row.sum(x.cols, [&](auto j) { return grad[j] * weight[j] * (x[j] - mean) * rstd; }) / n;
+    row.for_each(x.cols, [&](auto j) {
       const T xhat = (x[j] - mean) * rstd;
       grad_x.set(j, rstd * (grad[j] * weight[j] - mean_g - xhat * mean_gx));
       grad_weight.set(j, grad[j] * xhat);
@@ -69,9 +69,9 @@ template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
-    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
-    const T total = row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); });
-    row.for_each(y.cols, [&](int64_t j) { y.set(j, std::exp(x[j] - top) / total); });
+    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
+    const T total = row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); });
+    row.for_each(y.cols, [&](auto j) { y.set(j, std::exp(x[j] - top) / total); });
   }
 };
 
@@ -80,10 +80,10 @@ template <typename T>
 struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
-    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
-    const T total = row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); });
-    const T dot = row.sum(x.cols, [&](int64_t j) { return grad[j] * std::exp(x[j] - top) / total; });
-    row.for_each(x.cols, [&](int64_t j) { grad_x.set(j, std::exp(x[j] - top) / total * (grad[j] - dot)); });
+    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
+    const T total = row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); });
+    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * std::exp(x[j] - top) / total; });
+    row.for_each(x.cols, [&](auto j) { grad_x.set(j, std::exp(x[j] - top) / total * (grad[j] - dot)); });
   }
 };
 """,
@@ -97,9 +97,9 @@ template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
-    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
-    const T lse = top + std::log(row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); }));
-    row.for_each(y.cols, [&](int64_t j) { y.set(j, x[j] - lse); });
+    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
+    const T lse = top + std::log(row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); }));
+    row.for_each(y.cols, [&](auto j) { y.set(j, x[j] - lse); });
   }
 };
 
@@ -108,10 +108,10 @@ template <typename T>
 struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
-    const T top = row.max(x.cols, [&](int64_t j) { return x[j]; });
-    const T lse = top + std::log(row.sum(x.cols, [&](int64_t j) { return std::exp(x[j] - top); }));
-    const T total = row.sum(x.cols, [&](int64_t j) { return grad[j]; });
-    row.for_each(x.cols, [&](int64_t j) { grad_x.set(j, grad[j] - std::exp(x[j] - lse) * total); });
+    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
+    const T lse = top + std::log(row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); }));
+    const T total = row.sum(x.cols, [&](auto j) { return grad[j]; });
+    row.for_each(x.cols, [&](auto j) { grad_x.set(j, grad[j] - std::exp(x[j] - lse) * total); });
   }
 };
 """,
@@ -129,7 +129,7 @@ struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& cos, const In& sin, const Out& y) const {
     const int64_t h = x.cols / 2;
-    row.for_each(y.cols, [&](int64_t j) {
+    row.for_each(y.cols, [&](auto j) {
       if (j >= 2 * h) {
         y.set(j, x[j]);
         return;
@@ -147,7 +147,7 @@ struct Backward {
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const In& cos, const In& sin,
                                     const Out& grad_x) const {
     const int64_t h = x.cols / 2;
-    row.for_each(x.cols, [&](int64_t j) {
+    row.for_each(x.cols, [&](auto j) {
       if (j >= 2 * h) {
         grad_x.set(j, grad[j]);
         return;

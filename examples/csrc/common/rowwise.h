@@ -6,9 +6,9 @@
 //     T eps;  // the schema's scalars, in the math type T
 //     template <typename Row, typename In, typename Out>
 //     OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& weight, const Out& y) const {
-//       const T mean_square = row.sum(x.cols, [&](int64_t j) { return x[j] * x[j]; }) / T(x.cols);
+//       const T mean_square = row.sum(x.cols, [&](auto j) { return x[j] * x[j]; }) / T(x.cols);
 //       const T scale = T(1) / sqrt(mean_square + eps);
-//       row.for_each(y.cols, [&](int64_t j) { y.set(j, x[j] * scale * weight[j]); });
+//       row.for_each(y.cols, [&](auto j) { y.set(j, x[j] * scale * weight[j]); });
 //     }
 //   };
 //
@@ -17,8 +17,11 @@
 // 16-bit kernel rounds it); In::storage_t is the dtype's type. row.sum(n, f) / row.max(n, f) reduce f(j) over
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
 // them. On CUDA a block of threads shares each row (rowwise.cuh): every thread runs the functor, so
-// each of these calls must be reached by all of them (no row.sum inside an `if` on j). Torch-free
-// except for the thread pool.
+// each of these calls must be reached by all of them (no row.sum inside an `if` on j); loops run over
+// at most the widest row, and a functor sets every element of each output row. Take j as `auto`:
+// on CUDA's short rows it then names this thread's register of element j (x[j], y.set(j, v));
+// arithmetic on it (x[j + h]) gives a plain index, read from memory. Torch-free except for the
+// thread pool.
 #pragma once
 
 #include <algorithm>

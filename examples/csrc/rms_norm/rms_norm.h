@@ -18,8 +18,8 @@ struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const In& weight, const Out& y) const {
     const T n = T(x.cols > 0 ? x.cols : 1);
-    const T scale = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return x[j] * x[j]; }) / n + eps);
-    row.for_each(y.cols, [&](int64_t j) { y.set(j, x[j] * scale * weight[j]); });
+    const T scale = T(1) / std::sqrt(row.sum(x.cols, [&](auto j) { return x[j] * x[j]; }) / n + eps);
+    row.for_each(y.cols, [&](auto j) { y.set(j, x[j] * scale * weight[j]); });
   }
 };
 
@@ -34,9 +34,9 @@ struct Backward {
                                     const Out& grad_weight) const {
     // dx = s (g w - x s^2 mean(g w x)), dw = g x s for s = 1 / sqrt(mean(x^2) + eps).
     const T n = T(x.cols > 0 ? x.cols : 1);
-    const T scale = T(1) / std::sqrt(row.sum(x.cols, [&](int64_t j) { return x[j] * x[j]; }) / n + eps);
-    const T dot = row.sum(x.cols, [&](int64_t j) { return grad[j] * weight[j] * x[j]; }) / n;
-    row.for_each(x.cols, [&](int64_t j) {
+    const T scale = T(1) / std::sqrt(row.sum(x.cols, [&](auto j) { return x[j] * x[j]; }) / n + eps);
+    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * weight[j] * x[j]; }) / n;
+    row.for_each(x.cols, [&](auto j) {
       grad_x.set(j, scale * (grad[j] * weight[j] - x[j] * scale * scale * dot));
       grad_weight.set(j, grad[j] * x[j] * scale);
     });
