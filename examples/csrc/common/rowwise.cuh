@@ -248,15 +248,19 @@ __global__ void block_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in
   }
 }
 
+// The lanes of this thread's row within its warp, for a row of kLanes lanes (this one `lane`).
+template <int kLanes>
+__device__ __forceinline__ unsigned lanes_mask(int lane) {
+  return kLanes == kRowWarp ? 0xffffffffu : ((1u << (kLanes % kRowWarp)) - 1u) << (threadIdx.x % kRowWarp - lane);
+}
+
 // kLanes threads of a warp per row (short rows), reading the inputs in place: the functor's second
 // pass over a row finds it in L1.
 template <int kLanes, typename Op, typename S, int N, int K>
 __global__ void lane_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   const int per_block = blockDim.x / kLanes;
   const int lane = threadIdx.x % kLanes;
-  const unsigned mask =
-      kLanes == kRowWarp ? 0xffffffffu : ((1u << (kLanes % kRowWarp)) - 1u) << (threadIdx.x % kRowWarp - lane);
-  const Row<kLanes> row{lane, kLanes, mask};
+  const Row<kLanes> row{lane, kLanes, lanes_mask<kLanes>(lane)};
   for (int64_t r = int64_t(blockIdx.x) * per_block + threadIdx.x / kLanes; r < rows;
        r += int64_t(gridDim.x) * per_block) {
     run_row(op, row, r, in, out, static_cast<const S*>(nullptr), std::make_index_sequence<N>{},
@@ -264,9 +268,10 @@ __global__ void lane_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in,
   }
 }
 
-// Whether rows of a tensor at data, row_stride elements apart, start on 16-byte boundaries.
+// Whether rows of a tensor at data, row_stride elements apart, start on 16-byte boundaries (what the
+// register kernel needs of every tensor).
 template <typename S>
-__host__ __device__ __forceinline__ bool vector_aligned(const void* data, int64_t row_stride) {
+bool vector_aligned(const void* data, int64_t row_stride) {
   return reinterpret_cast<std::uintptr_t>(data) % 16 == 0 && row_stride * int64_t(sizeof(S)) % 16 == 0;
 }
 
@@ -322,7 +327,6 @@ struct RegisterIn {
   const S* data;
   int64_t cols;
   int64_t base;  // this thread's first element
-  bool aligned;  // rows start on 16-byte boundaries
   Vector vectors[kVecs];
 
   __device__ __forceinline__ math_t round(math_t v) const {
@@ -338,13 +342,13 @@ struct RegisterIn {
     return convert<math_t>(data[j]);
   }
 
-  // Loads this thread's vectors of the row at `row` (zeros past its end): 16-byte loads if aligned.
+  // Loads this thread's vectors of the row at `row` (zeros past its end), 16 bytes at a time.
   __device__ __forceinline__ void load(const S* row) {
     data = row;
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       const int64_t j = base + k * Layout::kStride;
-      if (aligned && j + kVec <= cols) {
+      if (j + kVec <= cols) {
         vectors[k] = load_vector<Vector>(row + j);
       } else {
 #pragma unroll
@@ -366,7 +370,6 @@ struct RegisterOut {
   S* data;  // null: a result nobody asked for (a gradient not needed)
   int64_t cols;
   int64_t base;
-  bool aligned;
   mutable Vector vectors[kVecs];
   mutable bool in_registers;  // set(RowSlot) was called: store() writes the vectors
 
@@ -383,7 +386,7 @@ struct RegisterOut {
   }
 
   // Writes the row from the registers, if set(RowSlot) put it there (a functor sets every element
-  // of an output row): 16-byte stores where aligned.
+  // of an output row), 16 bytes at a time.
   __device__ __forceinline__ void store(S* row) const {
     if (row == nullptr || !in_registers) {
       return;
@@ -391,7 +394,7 @@ struct RegisterOut {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
       const int64_t j = base + k * Layout::kStride;
-      if (aligned && j + kVec <= cols) {
+      if (j + kVec <= cols) {
         store_vector(row + j, vectors[k]);
       } else {
 #pragma unroll
@@ -407,7 +410,7 @@ struct RegisterOut {
 
 // The register kernel's row loops: this thread's elements j < n of the widest row, each as the
 // RowSlot of its register (a loop past the widest row would index past every tensor).
-// Reductions across the row's threads: kLanes lanes of a warp, or the block (kLanes 0).
+// Reductions across the row's kLanes lanes of a warp.
 template <typename Layout, int kLanes>
 struct RegisterRow {
   int64_t base;
@@ -463,32 +466,25 @@ struct RegisterRow {
   }
 };
 
-// Threads of a block in the register kernel: whole rows of up to 32 threads, 128 of them; else one
-// row of kThreads.
-constexpr int register_block(int threads_per_row) {
-  return threads_per_row <= 32 ? 128 : threads_per_row;
-}
+// Threads of a block in the register kernel.
+constexpr int kRegisterBlock = 128;
 
-// kThreads threads per row, each holding kVecs 16-byte vectors of each of the row's tensors in
-// registers; a block has register_block(kThreads) / kThreads rows at a time. Tensors are indexed
-// by the packs I and O, never by a loop variable, so that they stay in registers.
+// kThreads lanes of a warp per row, each holding kVecs 16-byte vectors of each of the row's tensors
+// in registers (every tensor's rows start on 16-byte boundaries); a block has kRegisterBlock /
+// kThreads rows at a time. Tensors are indexed by the packs I and O, never by a loop variable, so
+// that they stay in registers.
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
+  static_assert(kRowWarp % kThreads == 0, "a row's threads are lanes of one warp");
   using Layout = RowLayout<S, kThreads, kVecs>;
-  constexpr int kLanes = kThreads <= kRowWarp ? kThreads : 0;
-  constexpr int kRowsPerBlock = register_block(kThreads) / kThreads;
+  constexpr int kRowsPerBlock = kRegisterBlock / kThreads;
   const int lane = int(threadIdx.x) % kThreads;
-  const unsigned mask = kLanes == 0 || kLanes == kRowWarp
-                            ? 0xffffffffu
-                            : ((1u << (kLanes % kRowWarp)) - 1u) << (threadIdx.x % kRowWarp - lane);
   const int64_t base = int64_t(lane) * Layout::kVec;
-  const RegisterRow<Layout, kLanes> row{base, Row<kLanes>{lane, kThreads, mask}};
-  RegisterIn<S, kThreads, kVecs> ins[] = {
-      RegisterIn<S, kThreads, kVecs>{in.data[I], in.cols[I], base, vector_aligned<S>(in.data[I], in.row_stride[I])}...};
-  RegisterOut<S, kThreads, kVecs> outs[] = {RegisterOut<S, kThreads, kVecs>{
-      out.data[O], out.cols[O], base, vector_aligned<S>(out.data[O], out.row_stride[O])}...};
+  const RegisterRow<Layout, kThreads> row{base, Row<kThreads>{lane, kThreads, lanes_mask<kThreads>(lane)}};
+  RegisterIn<S, kThreads, kVecs> ins[] = {RegisterIn<S, kThreads, kVecs>{in.data[I], in.cols[I], base}...};
+  RegisterOut<S, kThreads, kVecs> outs[] = {RegisterOut<S, kThreads, kVecs>{out.data[O], out.cols[O], base}...};
   // A broadcast input (a weight) has the same vectors for every row.
   ((in.row_stride[I] == 0 ? ins[I].load(in.data[I]) : void()), ...);
   for (int64_t r = int64_t(blockIdx.x) * kRowsPerBlock + threadIdx.x / kThreads; r < rows;
@@ -503,7 +499,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 }
 
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K>
-__global__ void __launch_bounds__(register_block(kThreads))
+__global__ void __launch_bounds__(kRegisterBlock)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs>(op, rows, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
 }
@@ -554,9 +550,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // of a warp per row there; no faster from 256 elements of 2 bytes on, slower on rows not aligned.)
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
   const auto registers = [&](auto kernel, int threads_per_row) {
-    const int threads = register_block(threads_per_row);
-    kernel<<<resident_blocks(kernel, threads, 0, rows, threads / threads_per_row), threads, 0, stream>>>(op, rows, in,
-                                                                                                         out);
+    kernel<<<resident_blocks(kernel, kRegisterBlock, 0, rows, kRegisterBlock / threads_per_row), kRegisterBlock, 0,
+             stream>>>(op, rows, in, out);
     OPGEN_CUDA_LAUNCH_CHECK();
   };
   constexpr auto k1 = register_rows_kernel<1, 2, Op, S, N, K>;
