@@ -539,7 +539,7 @@ template <int kThreads, int kVecs, typename Op, typename S, int N, int K, std::s
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
-  static_assert(kThreads <= 0 || kRowWarp % kThreads == 0, "a row's threads are lanes of one warp, or blocks");
+  static_assert(kRowWarp % (kThreads > 0 ? kThreads : 1) == 0, "a row's threads are lanes of one warp, or blocks");
   constexpr int kVec = RowLayout<S, kVecs>::kVec;
   int lanes = kThreads > 0 ? kThreads : int(blockDim.x), lane = int(threadIdx.x) % lanes;
   int64_t first_row = 0, row_step = 0;
@@ -656,12 +656,14 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // registers than that leaves (they would spill). (Measured on an H100: up to 1.9x faster than part
   // of a warp per row there; no faster from 256 elements of 2 bytes on, slower on rows not aligned.)
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
-  // A block for every rows_per_block rows, or (blocks of 8 warps and up) as many as stay resident,
-  // which loop over the rows. (Measured on an H100: a grid of small blocks keeps memory busier as
-  // finished blocks make room; resident large blocks keep the weight and skip block starts.)
+  // A block for every rows_per_block rows, or as many blocks as stay resident, which loop over the
+  // rows: blocks of 8 warps and up (they keep the weight and skip block starts), and blocks of less
+  // than 4 KB of rows (too little work to pay for a start). (Measured on an H100: otherwise a grid
+  // of all the rows' blocks keeps memory busier, finished blocks making room for new ones.)
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block) {
+    const bool resident = rows_per_block == 1 ? threads >= 8 * kRowWarp : rows_per_block * vectors * 16 < 4096;
     const auto blocks =
-        rows_per_block == 1 && threads >= 8 * kRowWarp
+        resident
             ? resident_blocks(kernel, threads, 0, rows, rows_per_block)
             : static_cast<unsigned int>(std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, INT32_MAX));
     kernel<<<blocks, threads, 0, stream>>>(op, rows, in, out);

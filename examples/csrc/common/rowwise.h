@@ -16,12 +16,12 @@
 // rounded to the output's dtype; x.round(v) is v rounded to x's dtype and back (an intermediate as a
 // 16-bit kernel rounds it); In::storage_t is the dtype's type. row.sum(n, f) / row.max(n, f) reduce f(j) over
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
-// them. On CUDA a block of threads shares each row (rowwise.cuh): every thread runs the functor, so
+// them. On CUDA several threads share each row (rowwise.cuh): every thread runs the functor, so
 // each of these calls must be reached by all of them (no row.sum inside an `if` on j); loops run over
 // at most the widest row, and a functor sets every element of each output row. Take j as `auto`:
-// on CUDA's short rows it then names this thread's register of element j (x[j], y.set(j, v));
-// arithmetic on it (x[j + h]) gives a plain index, read from memory. Torch-free except for the
-// thread pool.
+// where CUDA holds rows in registers (rows on 16-byte boundaries) it then names this thread's
+// register of element j (x[j], y.set(j, v)); arithmetic on it (x[j + h]) gives a plain index, read
+// from memory. Torch-free except for the thread pool.
 #pragma once
 
 #include <algorithm>
