@@ -600,17 +600,30 @@ unsigned int resident_blocks(Kernel kernel, int threads, int64_t shared_bytes, i
   return static_cast<unsigned int>(std::min<int64_t>(needed, int64_t(std::max(per_sm, 1)) * multiprocessor_count()));
 }
 
+// What CUDA says of a kernel (its registers, its spills, what it was compiled for), asked once.
+template <auto kKernel>
+const cudaFuncAttributes& kernel_attributes() {
+  static const cudaFuncAttributes attributes = [] {
+    cudaFuncAttributes found{};
+    OPGEN_CUDA_CHECK(cudaFuncGetAttributes(&found, kKernel));
+    return found;
+  }();
+  return attributes;
+}
+
 // Whether a register kernel keeps its rows in registers: at most a few spilled words (ptxas spills
 // what a functor with many inputs, outputs or temporaries cannot fit in the registers a thread of
-// that block size may have). Asked of CUDA once per kernel.
+// that block size may have).
 template <auto kKernel>
 bool fits_in_registers() {
-  static const bool fits = [] {
-    cudaFuncAttributes attributes{};
-    OPGEN_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kKernel));
-    return attributes.localSizeBytes <= 64;
-  }();
-  return fits;
+  return kernel_attributes<kKernel>().localSizeBytes <= 64;
+}
+
+// Whether the code running a cluster kernel was compiled for clusters (compute capability 9.0): a
+// build for older GPUs only runs on a newer one from its PTX, where ClusterRow traps.
+template <auto kKernel>
+bool built_for_clusters() {
+  return kernel_attributes<kKernel>().ptxVersion >= 90;
 }
 
 // Launches a cluster kernel: blocks_per_row blocks of `threads` a cluster, as many clusters as stay
@@ -705,7 +718,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if constexpr (sizeof(S) == 2) {
     constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
     if (aligned && vectors > most_block && vectors <= most_block * kMostClusterBlocks &&
-        device_attribute<cudaDevAttrClusterLaunch>() != 0 && fits_in_registers<kCluster>()) {
+        device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>() &&
+        fits_in_registers<kCluster>()) {
       int blocks_per_row = 2;
       while (most_block * blocks_per_row < vectors) {
         blocks_per_row *= 2;
