@@ -1,7 +1,8 @@
 # Sourced by scripts/test.sh: route this run's C++ and CUDA compiles through ccache, where the
-# machine has it. The suite builds the same generated sources many times over (pip, JIT, CMake,
-# wheels, mutants, each in its own temporary project); a cache shared by those builds compiles each
-# source once per run. Nothing changes where ccache is missing.
+# machine has it. The suite builds generated sources in many temporary projects (pip, JIT, CMake,
+# wheels, mutants); where the same source recurs with the same flags, a cache shared by those builds
+# compiles it once per run (a few percent of the compiles: most projects differ in their names).
+# Nothing changes where ccache is missing.
 #   ccache_setup CACHE_DIR BASE_DIR     (BASE_DIR: the folder holding the tests' temporary projects)
 ccache_setup() {
   command -v ccache >/dev/null || { echo "(ccache not found: compiles are not cached)"; return 0; }

@@ -290,7 +290,7 @@ template <typename S, int kVecs>
 struct RowLayout {
   static_assert(sizeof(S) <= 16 && 16 % sizeof(S) == 0, "whole elements in a 16-byte vector");
   static constexpr int kVec = 16 / sizeof(S);
-  static constexpr int kSlots = kVecs * kVec;
+  static constexpr int kVectors = kVecs;
 };
 
 // A vector is kept as the 16 bytes it was loaded as, and an element taken out where it is used: a
@@ -454,7 +454,7 @@ struct RegisterRow {
 
   template <typename F>
   __device__ __forceinline__ void visit(int64_t n, const F& f) const {
-    visit_slots(n - base, f, std::make_integer_sequence<int, Layout::kSlots / Layout::kVec>{});
+    visit_slots(n - base, f, std::make_integer_sequence<int, Layout::kVectors>{});
   }
 
   template <typename F>
@@ -557,14 +557,16 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
     row_step = int64_t(gridDim.x) * rows_per_block;
   }
   const int64_t base = int64_t(lane) * kVec, stride = int64_t(lanes) * kVec;
-  using Group = std::conditional_t<kThreads == kClusterRow, ClusterRow, Row<(kThreads > 0 ? kThreads : 0)>>;
-  Group group{};
-  if constexpr (kThreads > 0) {
-    group = Group{lane, lanes, lanes_mask<(kThreads > 0 ? kThreads : kRowWarp)>(lane)};
-  } else if constexpr (kThreads == kBlockRow) {
-    group = Group{lane, lanes, 0u};
-  }
-  const RegisterRow<RowLayout<S, kVecs>, Group> row{base, stride, group};
+  const auto group = [&] {
+    if constexpr (kThreads == kClusterRow) {
+      return ClusterRow{};
+    } else if constexpr (kThreads == kBlockRow) {
+      return Row<0>{lane, lanes, 0u};
+    } else {
+      return Row<kThreads>{lane, lanes, lanes_mask<kThreads>(lane)};
+    }
+  }();
+  const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>> row{base, stride, group};
   RegisterIn<S, kVecs> ins[] = {RegisterIn<S, kVecs>{in.data[I], in.cols[I], base, stride}...};
   RegisterOut<S, kVecs> outs[] = {RegisterOut<S, kVecs>{out.data[O], out.cols[O], base, stride}...};
   // A broadcast input (a weight) has the same vectors for every row.
