@@ -9,6 +9,8 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 logs=$(mktemp -d)
+# The logs are printed at the end; the test projects and the compile cache under them go (GBs).
+trap 'rm -rf "$logs"' EXIT
 source scripts/ccache_env.sh
 ccache_setup "$logs/ccache" "$logs"
 
