@@ -9,6 +9,8 @@
 #   the package ports (tests/activation_port.py, tests/rmsnorm_port.py) and the row-wise families
 #   (tests/row_families.py), and runs their upstream tests, their conformance suites on CUDA and benchmarks.
 #   triton (after build_examples): examples/' Triton ops and their CUDA twins: tests, --tune, sweep.
+#   survive (after build_examples): the conformance checks of export, CUDA graphs, autocast,
+#   determinism, dynamic shapes and tags alone.
 #   scripts/gpu_check.sh prepare        (on a machine with copier, before): renders the fresh projects
 #   and builds the stable project's CUDA wheel with this machine's torch into $CARRY (default
 #   .gpu-carry); the GPU run takes them from there (copier and the other torch need not be on it).
@@ -151,6 +153,20 @@ stage_test() {
   pytest_in "$examples" >"$out/test-examples.log" 2>&1
   note "- examples: $(counts "$out/test-examples.log")"
   grep -hE "^(FAILED|ERROR)" "$out"/test-*.log | cut -c1-300 | head -60 >>"$summary"
+}
+
+stage_survive() {
+  # The checks of what models do to an op (tags, determinism, CUDA graphs, autocast, dynamic shapes,
+  # export + AOTInductor), alone: after build_examples (and skeletons for the fresh projects).
+  note "## What models do to an op, on CUDA"
+  local select="cuda and (tags or same_bits or nondeterministic or cuda_graph or autocast or dynamic or aoti)"
+  pytest_in "$examples" -k "$select" --durations=5 tests/test_opgen_conformance.py >"$out/survive-examples.log" 2>&1
+  note "- examples: $(counts "$out/survive-examples.log")"
+  if [ -d "$skeleton" ]; then
+    pytest_in "$skeleton" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton.log" 2>&1
+    note "- fresh project, torch_api stable: $(counts "$out/survive-skeleton.log")"
+  fi
+  grep -hE "^(FAILED|ERROR)" "$out"/survive-*.log | cut -c1-300 | head -30 >>"$summary"
 }
 
 stage_cmake() {

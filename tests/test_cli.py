@@ -55,8 +55,8 @@ def test_new_writes_every_file_of_the_kind(project, kind):
         registration, cu = derived_glue(project, "gelu_approx")
         cpp = registration
         assert f'kind="{kind}"' in (project / "my_ops/ops/gelu_approx.py").read_text()
-    assert "OPGEN_LIBRARY_FRAGMENT(my_ops, m)" in registration and "OPGEN_LIBRARY_IMPL(my_ops, CPU, m)" in registration
-    assert 'm.def("gelu_approx(Tensor x) -> Tensor")' in registration
+    assert "OPGEN_DEFINITIONS(my_ops, m)" in registration and "OPGEN_LIBRARY_IMPL(my_ops, CPU, m)" in registration
+    assert 'm.def("gelu_approx(Tensor x) -> Tensor", {opgen::Tag::pt2_compliant})' in registration
     # One host function serves both devices; the .cu includes no torch header (it compiles in seconds).
     assert "OPGEN_LIBRARY_IMPL(my_ops, CUDA, m)" in registration and "opgen::DeviceGuard" in cpp
     includes = [line for line in cu.splitlines() if line.startswith("#include")]
@@ -77,7 +77,7 @@ def test_new_uses_the_project_namespace(tmp_path, template_repo):
     from opgen.project import find_project
 
     cpp = find_project(project).build_config().op_sources("scale2", with_cuda=False)[0].read_text()
-    assert "OPGEN_LIBRARY_FRAGMENT(fk, m)" in cpp and "namespace fk::scale2" in cpp
+    assert "OPGEN_DEFINITIONS(fk, m)" in cpp and "namespace fk::scale2" in cpp
     assert "from .._declare import declare" in (project / "fastk/ops/scale2.py").read_text()
 
 
@@ -251,10 +251,10 @@ def test_schema_writes_every_argument_through(project):
     assert "fma3_out = SPEC.twins[0].function" in module
     compile(module, "module", "exec")
     cpp, cu = derived_glue(project, "fma3")
-    assert 'm.def("fma3(Tensor a, Tensor b, float c=0.5) -> Tensor")' in cpp
-    assert 'm.def("fma3_out(Tensor a, Tensor b, float c=0.5, *, Tensor(a!) out) -> ()")' in cpp
+    assert 'm.def("fma3(Tensor a, Tensor b, float c=0.5) -> Tensor", {opgen::Tag::pt2_compliant})' in cpp
+    assert 'm.def("fma3_out(Tensor a, Tensor b, float c=0.5, *, Tensor(a!) out) -> ()", {opgen::Tag::pt2_compliant})' in cpp
     assert ('m.def("fma3_backward(Tensor grad, Tensor a, Tensor b, float c, bool needs_a, bool needs_b) '
-            '-> (Tensor, Tensor)")') in cpp
+            '-> (Tensor, Tensor)", {opgen::Tag::pt2_compliant})') in cpp
     assert "Tensor forward(const opgen::Tensor& a, const opgen::Tensor& b, double c)" in cpp
     assert 'opgen::check_like(b, "b", a, "a");' in cpp and 'opgen::check_output_memory(out, "out", b, "b");' in cpp
     header = (project / "csrc/fma3/fma3.h").read_text()
@@ -284,7 +284,7 @@ def test_blank_takes_any_schema(project):
     assert signature in flat
     assert 'opgen::check_same_device(*w, "w", a, "a");' in cpp
     registration = derived_registration(project, "norm2")
-    assert f'm.def("norm2{schema}")' in registration and f"{signature};" in " ".join(registration.split())
+    assert f'm.def("norm2{schema}", {{opgen::Tag::pt2_compliant}})' in registration and f"{signature};" in " ".join(registration.split())
     wrapper = (project / "my_ops/ops/norm2.py").read_text()
     assert f'"norm2{schema}"' in wrapper
     compile(wrapper, "wrapper", "exec")
@@ -317,8 +317,8 @@ def test_remove_refuses_an_op_another_one_calls(project):
 def test_reduction_over_any_dim(project):
     opgen(project, "new", "sumsq", "--kind", "reduction", "--schema", "(Tensor v, int dim=-1, bool keepdim=False) -> Tensor")
     cpp, _ = derived_glue(project, "sumsq")
-    assert 'm.def("sumsq(Tensor v, int dim=-1, bool keepdim=False) -> Tensor")' in cpp
-    assert 'm.def("sumsq_backward(Tensor grad, Tensor v, int dim, bool keepdim) -> Tensor")' in cpp
+    assert 'm.def("sumsq(Tensor v, int dim=-1, bool keepdim=False) -> Tensor", {opgen::Tag::pt2_compliant})' in cpp
+    assert 'm.def("sumsq_backward(Tensor grad, Tensor v, int dim, bool keepdim) -> Tensor", {opgen::Tag::pt2_compliant})' in cpp
     assert "Tensor forward(const Tensor& v, int64_t dim, bool keepdim)" in cpp
     module = (project / "my_ops/ops/sumsq.py").read_text()
     assert "return v * v" in module and "term=term" in module and 'kind="reduction"' in module

@@ -40,8 +40,10 @@ fake=fake,''')
     assert f"std::tuple<Tensor, Tensor> forward_cpu({params});" in flat
     assert f"#ifdef OPGEN_WITH_CUDA std::tuple<Tensor, Tensor> forward_cuda({params}); #endif" in flat
     assert f"#ifdef OPGEN_WITH_CUDA std::tuple<Tensor, Tensor> naive({params}); #endif" in flat
-    assert 'm.def("topk2(Tensor x, int k, bool largest=True) -> (Tensor values, Tensor indices)");' in text
-    assert 'm.def("topk2_naive(Tensor x, int k, bool largest=True) -> (Tensor values, Tensor indices)");' in text
+    # The op with the tags its declaration derives; a variant, which the suite does not test, without.
+    assert ('m.def("topk2(Tensor x, int k, bool largest=True) -> (Tensor values, Tensor indices)", '
+            '{opgen::Tag::pt2_compliant});') in text
+    assert 'm.def("topk2_naive(Tensor x, int k, bool largest=True) -> (Tensor values, Tensor indices)", {});' in text
     assert ("#ifdef OPGEN_WITH_CUDA OPGEN_LIBRARY_IMPL(my_ops, CUDA, m) { m.impl(\"topk2\", OPGEN_KERNEL(forward_cuda)); "
             "m.impl(\"topk2_naive\", OPGEN_KERNEL(naive)); } #endif") in flat
     assert 'OPGEN_LIBRARY_IMPL(my_ops, Autograd, m) { m.impl("topk2", OPGEN_KERNEL(forward_autograd)); }' in flat
@@ -52,9 +54,24 @@ fake=fake,''')
 def test_a_custom_op_runs_forward_on_both_devices_by_default(tmp_path):
     found = declare(tmp_path, "mine", '"mine(Tensor x) -> Tensor", kind="custom", reference=reference, fake=fake,')
     text = " ".join(cpp.render(found, "p", "ns")["mine_registration.cpp"].split())
-    assert "Tensor forward(const opgen::Tensor& x); OPGEN_LIBRARY_FRAGMENT" in text  # not behind the CUDA guard
+    assert "Tensor forward(const opgen::Tensor& x); OPGEN_DEFINITIONS" in text  # not behind the CUDA guard
     assert 'OPGEN_LIBRARY_IMPL(ns, CPU, m) { m.impl("mine", OPGEN_KERNEL(forward)); }' in text
     assert 'OPGEN_LIBRARY_IMPL(ns, CUDA, m) { m.impl("mine", OPGEN_KERNEL(forward)); }' in text
+
+
+@pytest.mark.parametrize("kind", ["elementwise", "custom"])
+def test_what_a_declaration_says_of_the_op_becomes_its_tags(tmp_path, kind):
+    options = "compiles=False, deterministic=False, cuda_graphs=False,"
+    if kind == "custom":
+        options += "fake=fake,"
+    found = declare(tmp_path, "mine", f'"mine(Tensor x) -> Tensor", kind="{kind}", reference=reference, {options}')
+    assert found.tags == ("nondeterministic_bitwise", "cudagraph_unsafe")
+    text = " ".join("".join(cpp.render(found, "p", "ns").values()).split())
+    assert 'm.def("mine(Tensor x) -> Tensor", {opgen::Tag::nondeterministic_bitwise, opgen::Tag::cudagraph_unsafe});' in text
+    default = declare(tmp_path, "mine", f'"mine(Tensor x) -> Tensor", kind="{kind}", reference=reference, fake=fake,')
+    assert default.tags == ("pt2_compliant_tag",)
+    with pytest.raises(DeclarationError, match="deterministic= must be a bool"):
+        declare(tmp_path, "mine", '"mine(Tensor x) -> Tensor", kind="custom", deterministic=flag, fake=fake,')
 
 
 def test_an_elementwise_ops_variant_is_registered_beside_its_derived_glue(tmp_path):
@@ -66,7 +83,7 @@ reference=reference,''')
     assert sorted(files) == ["axpy.cpp", "axpy_cuda.cu", "axpy_registration.cpp"]
     assert "axpy_naive" not in files["axpy.cpp"]
     registration = files["axpy_registration.cpp"]
-    assert 'm.def("axpy_naive(Tensor x, Tensor y, float alpha) -> Tensor");' in registration
+    assert 'm.def("axpy_naive(Tensor x, Tensor y, float alpha) -> Tensor", {});' in registration
     assert 'm.def("axpy(' not in registration and "OPGEN_LIBRARY_IMPL(ns, CPU" not in registration
 
 
@@ -147,7 +164,7 @@ broadcast=["weight"],
 differentiable=["x"],
 reference=reference,''')
     host = " ".join(cpp.render(found, "p", "ns")["norm.cpp"].split())
-    assert 'm.def("norm_backward(Tensor grad, Tensor x, Tensor weight, float eps) -> Tensor");' in host
+    assert 'm.def("norm_backward(Tensor grad, Tensor x, Tensor weight, float eps) -> Tensor", {opgen::Tag::pt2_compliant});' in host
     assert "opgen::row_tensors<scalar_t, 1>(rows, {{grad_x}}, {{false}})" in host
 
 

@@ -10,7 +10,7 @@ from helpers import copy_project
 EXPECTED_FILES = [
     ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py", "CMakeLists.txt",
     ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
-    "csrc/common/checks.h", "csrc/common/cpu_loops.h",
+    "csrc/common/checks.h", "csrc/common/cpu_loops.h", "csrc/common/definitions.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "benchmarks/sweep.py", "benchmarks/targets.py",

@@ -21,11 +21,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from . import _build, _triton, _triton_glue
+from . import _build, _modes, _triton, _triton_glue
 from ._autograd import below_autograd, first_order_only, needs_autograd
 from ._error_model import carried_error, rounding_error, sum_error
 from ._opgen import model as op_model
-from ._opgen.declaration import KINDS, split_definition
+from ._opgen.declaration import KINDS, derived_tags, split_definition
 from ._opgen.errors import DeclarationError
 from ._spec import OpSpec, TensorArg
 
@@ -120,7 +120,17 @@ def declare(
         )
     grads = spec_options.pop("differentiable", None) if kind == "rowwise" else None
     m = op_model.build(op, kind, signature, with_out, broadcast, out_cols, grads, storage)
-    glue = _Glue(m, _build.NAMESPACE)
+    glue = _Glue(m, _build.NAMESPACE, spec_options.get("deterministic", True))
+    if triton is None:  # what the build registered the op with (a Triton op's registration takes none)
+        spec_options["tags"] = derived_tags(
+            *(spec_options.get(name, True) for name in ("compiles", "deterministic", "cuda_graphs"))
+        )
+    if spec_options.get("autocast") is not None and m.out is not None:
+        raise DeclarationError(
+            f"{op}: autocast= casts inputs to a new dtype, which an op writing into {m.out.name} cannot take"
+        )
+    # (a custom op's host code may call ATen ops, which autocast would otherwise recast)
+    _modes.register_autocast(f"{glue.ns}::{op}", spec_options.get("autocast"), isolate=kind == "custom")
     # A variant takes the op's fake (derived, for the derived kinds) where it does not declare its own.
     if kind != "custom" and fake is not None and not isinstance(fake, dict):
         raise DeclarationError(
@@ -173,7 +183,8 @@ def declare(
         common.setdefault("large", kind == "elementwise" and (("cuda",) if triton is not None else True))
     twins = ()
     if with_out:
-        twin_options = {k: v for k, v in common.items() if k not in ("large", "differentiable")}
+        # (autocast= casts the functional op's inputs; an out= twin computes in its out's dtype)
+        twin_options = {k: v for k, v in common.items() if k not in ("large", "differentiable", "autocast")}
         twins = (
             OpSpec(name=f"{op}_out", op=glue.overload("_out"), function=glue.out_twin(), out="out", **twin_options),
         )
@@ -266,9 +277,14 @@ class _Glue:
     """Python made from the op model: functions with the schema's own parameters are compiled from
     source (as dataclasses does), so they cost no more a call than hand-written ones."""
 
-    def __init__(self, m, namespace: str):
+    def __init__(self, m, namespace: str, deterministic: bool = True):
         self.m, self.ns = m, namespace
+        self.deterministic = deterministic
         self.direct = None  # a Triton op's forward launcher, for calls that need no dispatcher
+
+    def _alert(self, suffix: str = "") -> str:
+        """A nondeterministic op's functions alert as torch's own do (_modes.alert_not_deterministic)."""
+        return "" if self.deterministic else f"    alert_not_deterministic('{self.ns}.{self.m.op}{suffix}')\n"
 
     def overload(self, suffix: str = ""):
         return getattr(getattr(torch.ops, self.ns), self.m.op + suffix).default
@@ -303,7 +319,7 @@ class _Glue:
                 f"        return {call}\n"
             )
             returns, doc = "Tensor", self._doc()
-        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{body}'
+        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
         return self._compile(
             m.op,
             source,
@@ -312,6 +328,7 @@ class _Glue:
             below_autograd=below_autograd,
             _launch=self.direct,
             plain_eager=_triton.plain_eager,
+            alert_not_deterministic=_modes.alert_not_deterministic,
         )
 
     def custom_function(self, autograd_inputs, doc: str | None) -> Callable:
@@ -331,9 +348,14 @@ class _Glue:
             body = f"    return {call}\n"
         returns = "Tensor" if m.out is not None else m.python_return_type
         doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
-        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{body}'
+        source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
         return self._compile(
-            m.op, source, _op=self.overload(), needs_autograd=needs_autograd, below_autograd=below_autograd
+            m.op,
+            source,
+            _op=self.overload(),
+            needs_autograd=needs_autograd,
+            below_autograd=below_autograd,
+            alert_not_deterministic=_modes.alert_not_deterministic,
         )
 
     def register_custom_fake(self, fake: Callable | None) -> None:
@@ -353,10 +375,12 @@ class _Glue:
         source = (
             f"def {m.op}_out({m.python_params(with_out=True)}) -> Tensor:\n"
             f'    """{m.op}(...) written into out (any strides; not overlapping an input); returns out."""\n'
-            f"    _op({m.python_call_args}, out=out)\n"
+            f"{self._alert('_out')}    _op({m.python_call_args}, out=out)\n"
             "    return out\n"
         )
-        return self._compile(f"{m.op}_out", source, _op=self.overload("_out"))
+        return self._compile(
+            f"{m.op}_out", source, _op=self.overload("_out"), alert_not_deterministic=_modes.alert_not_deterministic
+        )
 
     def _doc(self) -> str:
         m = self.m

@@ -243,8 +243,8 @@ def assert_matches(spec: OpSpec, actual, expected, dtype: torch.dtype, shape: Se
     rtol, atol = spec.tolerances.get(dtype, tolerances(dtype))
     if spec.atol_scale is not None and shape:
         atol *= spec.atol_scale(tuple(shape))
-    actual, expected = _as_tuple(actual), _as_tuple(expected)
-    bounds = _as_tuple(bound) if bound is not None else (None,) * len(actual)
+    actual, expected = as_tuple(actual), as_tuple(expected)
+    bounds = as_tuple(bound) if bound is not None else (None,) * len(actual)
     assert len(actual) == len(expected), f"{len(actual)} results, expected {len(expected)}"
     assert len(bounds) == len(actual), f"{len(bounds)} error bounds for {len(actual)} results (one each, or None)"
     for index, (a, e, b) in enumerate(zip(actual, expected, bounds)):
@@ -321,7 +321,7 @@ def check_compiles(fn: Callable, *args: torch.Tensor) -> None:
     compiled = torch.compile(fn, fullgraph=True)
     expected = fn(*args)
     actual = compiled(*args)
-    for a, e in zip(_as_tuple(actual), _as_tuple(expected)):
+    for a, e in zip(as_tuple(actual), as_tuple(expected)):
         torch.testing.assert_close(a, e)
 
 
@@ -356,19 +356,71 @@ def check_runs_on_the_inputs_device(fn: Callable, *inputs: torch.Tensor) -> None
     cuda:1, what it gives on cuda:0. A kernel without a device guard launches on cuda:0's stream.
     With peer access on, it could still read cuda:1's memory and get the right answer, so cuda:0's
     stream is held behind a sleep first: such a launch has not run when cuda:1's results are read."""
-    expected = _as_tuple(fn(*inputs))
+    expected = as_tuple(fn(*inputs))
     moved = [t.to("cuda:1") for t in inputs]
     with torch.cuda.device(0):
         torch.cuda._sleep(_HEAD_START_SLEEP_CYCLES)
-        actual = _as_tuple(fn(*moved))
+        actual = as_tuple(fn(*moved))
     for a, e in zip(actual, expected):
         assert a.device == torch.device("cuda", 1), f"an output on {a.device}, the inputs on cuda:1"
         torch.testing.assert_close(a.cpu(), e.cpu())
     torch.cuda.synchronize(0)
 
 
-def _as_tuple(x) -> tuple:
+def as_tuple(x) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+# ---- what models do to an op: tags, determinism, CUDA graphs, autocast, export ------------------
+
+
+def registers_tags() -> bool:
+    """Whether this torch takes the tags an op's registration gives: the full ATen API always, the
+    stable ABI from torch 2.12 on (common/definitions.h)."""
+    import opgen_examples
+
+    version = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+    return opgen_examples._build.TORCH_API == "aten" or version >= (2, 12)
+
+
+def assert_same_bits(actual, expected) -> None:
+    """Each tensor of actual holds exactly expected's bits (NaNs included), with its shape and dtype."""
+    actual, expected = as_tuple(actual), as_tuple(expected)
+    assert len(actual) == len(expected), f"{len(actual)} results, then {len(expected)}"
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape, f"{a.dtype} {tuple(a.shape)}, then {e.dtype} {tuple(e.shape)}"
+        differ = (a.detach().reshape(-1).view(torch.uint8) != e.detach().reshape(-1).view(torch.uint8)).sum()
+        assert differ == 0, f"{int(differ)} of {a.numel() * a.element_size()} bytes differ between two runs"
+
+
+def tensor_names(args: dict[str, Any]) -> list[str]:
+    return [name for name, value in args.items() if isinstance(value, torch.Tensor)]
+
+
+def capture_in_cuda_graph(fn: Callable, *static: torch.Tensor) -> tuple[torch.cuda.CUDAGraph, Any]:
+    """fn(*static) captured in a CUDA graph (after a warm-up call on a side stream, as torch's CUDA
+    graph notes ask); (graph, its output): replay it after writing new values into `static`."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        fn(*static)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        output = fn(*static)
+    return graph, output
+
+
+def aoti_package(fn: Callable, example: Sequence[torch.Tensor], path) -> Callable:
+    """fn(*tensors) exported (torch.export) and compiled into an AOTInductor package at `path`,
+    loaded back: what a model with the op is served from, without Python."""
+
+    class Call(torch.nn.Module):
+        def forward(self, *tensors):
+            return fn(*tensors)
+
+    program = torch.export.export(Call(), tuple(example))
+    return torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(program, package_path=str(path)))
 
 
 # The > 2**31-element case: past the last 32-bit index, by a few elements more than a vector.

@@ -301,6 +301,126 @@ def test_more_than_2_to_the_31_elements(spec, device, dtype, shape):
         testing.assert_matches_reference(spec, result[part], sliced, torch.float16, (testing.LARGE_NUMEL,))
 
 
+# ---- what models do to an op: tags, determinism, CUDA graphs, autocast, dynamic shapes, export ---
+# Once per op and device (in float32, or the op's first dtype): the slow ones (export) most of all.
+
+
+def once_per_op(where=lambda spec: True, devices=("cpu", "cuda")):
+    return testing.spec_cases(SPECS, where=where, devices=devices)
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS if s.tags is not None])
+def test_registered_tags_match_the_declaration(spec):
+    """pt2_compliant_tag where it compiles (the checks above hold it to that), nondeterministic_bitwise
+    and cudagraph_unsafe where its declaration says so (the checks below hold it to the rest)."""
+    if not testing.registers_tags():
+        pytest.skip(f"torch {torch.__version__}'s stable ABI registers no tags (torch >= 2.12 does)")
+    assert sorted(tag.name for tag in spec.op.tags) == sorted(spec.tags)
+
+
+def _twice(spec, args):
+    """The op's results, then its inputs' gradients (where it has any), for the same arguments."""
+    args = {
+        name: value.detach().requires_grad_(name in spec.differentiable) if isinstance(value, torch.Tensor) else value
+        for name, value in args.items()
+    }
+    results = testing.as_tuple(testing.call(spec, args))
+    grads = ()
+    if spec.differentiable:
+        outputs = [r for r in results if r.requires_grad]  # (not an index result)
+        inputs = [args[name] for name in spec.differentiable]
+        grads = torch.autograd.grad(outputs, inputs, [torch.ones_like(r) for r in outputs])
+    return tuple(t.detach().clone() for t in (*results, *grads))  # (an out= op's out is written again)
+
+
+@pytest.mark.parametrize(CASES, once_per_op(lambda spec: spec.deterministic))
+def test_two_runs_give_the_same_bits(spec, device, dtype, shape):
+    args = testing.draw(spec, testing.big_shape(spec), dtype, device)
+    testing.assert_same_bits(_twice(spec, args), _twice(spec, args))
+
+
+@pytest.mark.parametrize(CASES, once_per_op(lambda spec: not spec.deterministic))
+def test_nondeterministic_op_refuses_deterministic_mode(spec, device, dtype, shape):
+    args = testing.draw(spec, (5, 33), dtype, device)
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        with pytest.raises(RuntimeError, match=rf"{spec.name}\b.* does not have a deterministic implementation"):
+            spec.function(**args)
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
+@pytest.mark.parametrize(CASES, once_per_op(lambda spec: spec.cuda_graphs, devices=["cuda"]))
+def test_cuda_graph_replays_with_new_inputs(spec, device, dtype, shape):
+    """Captured once, replayed after new values are written into its inputs (an out= op's output
+    stays the captured one): each replay gives the reference's values for those inputs."""
+    args = testing.draw(spec, (257, 129), dtype, device)
+    names = testing.tensor_names(args)
+    graph, output = testing.capture_in_cuda_graph(_substituting(spec, args, names), *[args[n] for n in names])
+    for _ in range(2):
+        fresh = testing.draw(spec, (257, 129), dtype, device)
+        for name in names:
+            if name != spec.out:
+                args[name].copy_(fresh[name])
+        graph.replay()
+        testing.assert_matches_reference(spec, output, args, dtype, (257, 129))
+
+
+# The dtype each device's autocast regions compute in by default.
+AUTOCAST_DTYPES = {"cpu": torch.bfloat16, "cuda": torch.float16}
+
+
+@pytest.mark.parametrize(CASES, once_per_op())
+def test_autocast_computes_in_the_declared_dtype(spec, device, dtype, shape):
+    """In an autocast region the op computes in its inputs' dtype, or, declared with autocast=<dtype>,
+    in that one: the result is the op's own outside the region on inputs in that dtype, bit for bit."""
+    region = AUTOCAST_DTYPES[device]
+    drawn = region if region in spec.dtypes else dtype  # where a declared dtype differs, the cast shows
+    computes = spec.autocast or drawn
+    if computes not in spec.dtypes:
+        pytest.skip(f"{spec.name} takes no {computes}")
+    args = testing.draw(spec, (5, 67), drawn, device)
+    cast = {
+        name: value.to(computes) if isinstance(value, torch.Tensor) and value.dtype == drawn else value
+        for name, value in args.items()
+    }
+    expected = testing.call(spec, cast)
+    with torch.autocast(device, dtype=region):
+        actual = testing.call(spec, args)
+    testing.assert_same_bits(actual, expected)
+
+
+@pytest.mark.parametrize(CASES, once_per_op(lambda spec: spec.compiles))
+def test_torch_compile_dynamic_compiles_once(spec, device, dtype, shape):
+    """torch.compile(dynamic=True) over three sizes: what compiled for the first serves the other two
+    (no recompile), and each size gives the reference's values."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    counter = CompileCounterWithBackend("inductor")
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda kwargs: testing.call(spec, kwargs), backend=counter, dynamic=True, fullgraph=True)
+    for k, case_shape in enumerate([(5, 33), (9, 67), (17, 130)]):
+        args = testing.draw(spec, case_shape, dtype, device)
+        testing.assert_matches_reference(spec, compiled(args), args, dtype, case_shape)
+        if k == 0:
+            compiles = counter.frame_count  # (one, or two where dynamo restarted its analysis once)
+    assert counter.frame_count == compiles, f"recompiled for {counter.frame_count - compiles} of two new sizes"
+
+
+@pytest.mark.parametrize(CASES, once_per_op(lambda spec: spec.exports))
+def test_runs_from_an_aoti_package(spec, device, dtype, shape, tmp_path):
+    """torch.export, then AOTInductor: the package, loaded back, gives the reference's values on new inputs."""
+    args = testing.draw(spec, (33, 65), dtype, device)
+    names = testing.tensor_names(args)
+    loaded = testing.aoti_package(_substituting(spec, args, names), [args[n] for n in names], tmp_path / "op.pt2")
+    fresh = testing.draw(spec, (33, 65), dtype, device)
+    actual = loaded(*[fresh[name] for name in names])
+    if isinstance(actual, (list, tuple)):
+        actual = actual[0] if len(actual) == 1 else tuple(actual)
+    testing.assert_matches_reference(spec, actual, fresh, dtype, (33, 65))
+
+
 # ---- what the glue derived from a declaration promises (ops made with declare()) ----------------
 
 SPECIAL_VALUES = [0.0, -0.0, 1e-30, -1e-30, 1e30, -1e30, float("inf"), float("-inf"), float("nan")]

@@ -71,6 +71,16 @@ class OpSpec:
     # Shapes the reference checks run on (None: the suite's own: empty, scalar, odd, several dims).
     shapes: Sequence[tuple] | None = None
     compiles: bool = True  # torch.compile(fullgraph=True) traces it
+    # What models do to an op (the suite checks each): run it twice (False: its bits may differ, and
+    # under torch.use_deterministic_algorithms(True) it raises), capture it in a CUDA graph, call it
+    # in an autocast region (None: it computes in its inputs' dtype; a dtype: its floating inputs are
+    # cast to it there), export it and run it from an AOTInductor package.
+    deterministic: bool = True
+    cuda_graphs: bool = True
+    autocast: torch.dtype | None = None
+    exports: bool = True
+    # The torch.Tag names its registration gives it (from the above); None: it registers itself.
+    tags: tuple[str, ...] | None = None
     first_order_only: bool = True  # a second derivative raises (its backward is a kernel)
     large: bool | Sequence[str] = (
         False  # run the > 2**31-element case (on these devices; True: all, where memory allows)

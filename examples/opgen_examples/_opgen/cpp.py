@@ -11,6 +11,17 @@ from .declaration import Declaration
 from .errors import DeclarationError
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# torch.Tag names (declaration.tags()) as common/definitions.h spells them.
+_CPP_TAGS = {
+    "pt2_compliant_tag": "opgen::Tag::pt2_compliant",
+    "nondeterministic_bitwise": "opgen::Tag::nondeterministic_bitwise",
+    "cudagraph_unsafe": "opgen::Tag::cudagraph_unsafe",
+}
+
+
+def cpp_tags(names) -> str:
+    """The initializer m.def() takes its tags in: "{opgen::Tag::pt2_compliant}"."""
+    return "{" + ", ".join(_CPP_TAGS[name] for name in names) + "}"
 
 
 def _environment():
@@ -34,6 +45,7 @@ def render(declaration: Declaration, package: str, namespace: str, aten: bool = 
         "op": op,
         "pkg": package,
         "ns": namespace,
+        "tags": cpp_tags(declaration.tags),
         "m": model.build(
             op,
             kind,
@@ -50,22 +62,23 @@ def render(declaration: Declaration, package: str, namespace: str, aten: bool = 
     if kind != "custom":
         files[f"{op}.cpp"] = env.get_template(f"{kind}.cpp.j2").render(context)
         files[f"{op}_cuda.cu"] = env.get_template(f"{kind}_cuda.cu.j2").render(context)
-    registered = ([(op, declaration.schema, declaration.kernels)] if kind == "custom" else []) + list(
-        declaration.variants
-    )
+    # The op's own schema (a custom op's) with its tags; variants untagged: the suite does not test them.
+    registered = [(*variant, "{}") for variant in declaration.variants]
+    if kind == "custom":
+        registered.insert(0, (op, declaration.schema, declaration.kernels, context["tags"]))
     if registered:
         context.update(_registration(registered, declaration.where), aten=aten)
         files[f"{op}_registration.cpp"] = env.get_template("registration.cpp.j2").render(context)
     return files
 
 
-def _registration(registered: list[tuple[str, str, dict]], where: str) -> dict:
-    """What registration.cpp.j2 renders: each op's definition, its host functions' prototypes (from
-    the schema) and, per dispatch key, which function serves which op."""
+def _registration(registered: list[tuple[str, str, dict, str]], where: str) -> dict:
+    """What registration.cpp.j2 renders: each op's definition with its tags, its host functions'
+    prototypes (from the schema) and, per dispatch key, which function serves which op."""
     definitions, prototypes, by_key = [], {}, {}
-    for name, schema_text, kernels in registered:
+    for name, schema_text, kernels, tags in registered:
         m = model.build(name, "custom", schema_text)
-        definitions.append(m.definition)
+        definitions.append((m.definition, tags))
         params = m.cpp_params()
         for key, function in kernels.items():
             by_key.setdefault(key, []).append((name, function))

@@ -112,6 +112,7 @@ SPEC = declare(
           "w2": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1], _FFN), domain=(-0.35, 0.35)),
           "top_k": 2},
     differentiable=(),  # forward only: test_moe.py checks that backward raises
+    cuda_graphs=False,  # all but bfloat16 on Hopper copy the expert sizes to the host: tagged cudagraph_unsafe
     # (tokens, hidden): one token, odd sizes, multiples of 8 (the CUDA combine's vector path), none.
     shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
     condition=lambda args: without_near_ties(args["x"], args["gate_weight"], args["top_k"]),

@@ -14,7 +14,16 @@ from .errors import DeclarationError
 # The kinds whose glue is derived: all of it for "elementwise", "reduction" and "rowwise" (the math is
 # the user's functors), the registration for "custom" (the host functions and kernels are the user's).
 KINDS = ("elementwise", "reduction", "rowwise", "custom")
-_OPTIONS = {"kind": str, "with_out": bool, "out_cols": str, "storage": bool}  # what the build reads, besides the schema
+# What the build reads, besides the schema (the last three for the op's tags, see tags()).
+_OPTIONS = {
+    "kind": str,
+    "with_out": bool,
+    "out_cols": str,
+    "storage": bool,
+    "compiles": bool,
+    "deterministic": bool,
+    "cuda_graphs": bool,
+}
 # read with ast.literal_eval: dicts and lists of strings
 _LITERALS = ("kernels", "variants", "broadcast", "differentiable")
 # The host function each dispatch key runs, where kernels= does not say: `forward` on CPU and CUDA.
@@ -40,10 +49,28 @@ class Declaration:
     grads: tuple | None = None  # a row-wise op's differentiable inputs (None: every tensor input)
     storage: bool = False  # an elementwise op's functors take the dtype's type: Forward<T, S>
     triton: bool = False  # its math is @triton.jit functions (declare(triton=...)): no C++ to build
+    compiles: bool = True  # torch.compile(fullgraph=True) traces it
+    deterministic: bool = True  # two runs on the same inputs give the same bits
+    cuda_graphs: bool = True  # a CUDA graph can capture it
 
     @property
     def where(self) -> str:
         return f"{self.path}:{self.line}"
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return derived_tags(self.compiles, self.deterministic, self.cuda_graphs)
+
+
+def derived_tags(compiles: bool, deterministic: bool, cuda_graphs: bool) -> tuple[str, ...]:
+    """The torch.Tag names an op registers with, from what its declaration says of it (the
+    conformance suite checks each claim): pt2_compliant_tag where torch.compile traces it,
+    nondeterministic_bitwise where two runs may differ, cudagraph_unsafe where no graph captures it."""
+    return (
+        (("pt2_compliant_tag",) if compiles else ())
+        + (() if deterministic else ("nondeterministic_bitwise",))
+        + (() if cuda_graphs else ("cudagraph_unsafe",))
+    )
 
 
 def split_definition(text: str, where: str) -> tuple[str, str]:
@@ -86,7 +113,15 @@ def read(path: Path) -> Declaration | None:
         raise DeclarationError(
             f"{where}: the schema names the op {op!r}, but the module is {path.name}: make them agree"
         )
-    options = {"kind": None, "with_out": False, "out_cols": "d", "storage": False}
+    options = {
+        "kind": None,
+        "with_out": False,
+        "out_cols": "d",
+        "storage": False,
+        "compiles": True,
+        "deterministic": True,
+        "cuda_graphs": True,
+    }
     nodes = {}
     triton = any(keyword.arg == "triton" for keyword in call.keywords)
     for keyword in call.keywords:
@@ -138,6 +173,9 @@ def read(path: Path) -> Declaration | None:
         _names(literals["differentiable"], f"{where}: differentiable=") if "differentiable" in literals else None,
         options["storage"],
         triton,
+        options["compiles"],
+        options["deterministic"],
+        options["cuda_graphs"],
     )
 
 
