@@ -41,6 +41,13 @@ __attribute__((weak)) int32_t torch_tag_cudagraph_unsafe();
 #endif
 
 namespace examples::opgen {
+// One binary may hold sources of both APIs (a "stable" project's use_aten.h opt-ins): each API's
+// class has a name of its own, or the linker would keep one class's code for both layouts.
+#ifdef OPGEN_STABLE_API
+inline namespace stable_api {
+#else
+inline namespace aten_api {
+#endif
 
 class Definitions final {
  public:
@@ -112,6 +119,7 @@ class Definitions final {
 #endif
 };
 
+}  // namespace stable_api or aten_api
 }  // namespace examples::opgen
 
 #define OPGEN_DEFINITIONS_CONCAT_(a, b) a##b
