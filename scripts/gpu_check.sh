@@ -47,6 +47,8 @@ note() { echo "$*" | tee -a "$summary"; }
 # the project (examples/ has no out= op). Any other skip hides a test that should run here.
 expected_skip='^SKIPPED \[[0-9]+\] [^ ]+:[0-9]+: (fewer than 2 CUDA devices|needs a CUDA device with [0-9.]+ GiB$|needs [0-9.]+ GiB of cuda memory)'
 expected_skip+='|^SKIPPED \[[0-9]+\] tests/test_opgen_conformance.py:[0-9]+: got empty parameter set for'
+# (torch before 2.12 registers no tags through the stable ABI: the tags check skips, saying so)
+expected_skip+="|^SKIPPED \\[[0-9]+\\] tests/test_opgen_conformance.py:[0-9]+: torch [^ ]+'s stable ABI registers no tags"
 # Last pytest summary line of a log, e.g. "312 passed, 4 skipped in 20.1s", and FAIL with the
 # unexpected skips' lines if there are any.
 counts() {
@@ -268,7 +270,7 @@ stage_port() {
       pytest_in "$port" -n "${MAX_JOBS}" "$(cd "$port" && echo tests/kernels_community_*)" >"$out/$name-upstream.log" 2>&1
       note "- $name, the package's own tests: $(counts "$out/$name-upstream.log")"
     fi
-    pytest_in "$port" -n "${MAX_JOBS}" -k "cuda and not 2_to_the_31" tests/test_opgen_conformance.py >"$out/$name-conformance.log" 2>&1
+    pytest_in "$port" -n "${MAX_JOBS}" -k "cuda and not 2_to_the_31 and not aoti" tests/test_opgen_conformance.py >"$out/$name-conformance.log" 2>&1
     note "- $name, conformance on CUDA: $(counts "$out/$name-conformance.log")"
   done
   grep -hE "^(FAILED|ERROR)" "$out"/*port-*.log | cut -c1-300 | head -30 >>"$summary"

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import activation_port
-from helpers import copy_project, opgen, run_project_tests
+from helpers import NOT_AOTI, copy_project, opgen, run_project_tests
 
 
 @pytest.mark.slow
@@ -27,6 +27,6 @@ def test_kernels_community_activation_is_its_math_and_declarations(tmp_path, tem
     if not torch.cuda.is_available():
         env["OPGEN_CPU_ONLY"] = "1"
     run_project_tests(project, "tests/test_opgen_conformance.py", "tests/test_opgen_hygiene.py",
-                      "tests/test_opgen_package.py", env=env)
+                      "tests/test_opgen_package.py", *NOT_AOTI, env=env)
     if torch.cuda.is_available():  # the package's own tests are CUDA only
         run_project_tests(project, "tests/kernels_community_activation", env=env)

@@ -4,7 +4,7 @@ project passes the conformance suite and the package's own tests, unedited (they
 import pytest
 
 import rmsnorm_port
-from helpers import copy_project, opgen, run_project_tests
+from helpers import NOT_AOTI, copy_project, opgen, run_project_tests
 
 
 @pytest.mark.slow
@@ -19,4 +19,4 @@ def test_kernels_community_rmsnorm_is_its_math_and_declaration(tmp_path, templat
     assert sum(counts.values()) <= 40, counts
     env = {"OPGEN_JIT": rmsnorm_port.OP, "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"), "MAX_JOBS": "2",
            "OPGEN_CPU_ONLY": "1"}  # the activation port compiles the row-wise kernel's .cu here
-    run_project_tests(project, "tests/kernels_community_rmsnorm", "tests/test_opgen_conformance.py", env=env)
+    run_project_tests(project, "tests/kernels_community_rmsnorm", "tests/test_opgen_conformance.py", *NOT_AOTI, env=env)

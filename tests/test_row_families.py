@@ -5,7 +5,7 @@ rows, rows of 1, odd and > 64K elements, torch.compile, opcheck)."""
 import pytest
 
 import row_families
-from helpers import copy_project, opgen, run_project_tests
+from helpers import NOT_AOTI, copy_project, opgen, run_project_tests
 
 
 @pytest.mark.slow
@@ -16,4 +16,4 @@ def test_row_wise_families_are_their_math(tmp_path, template_repo):
     row_families.apply(project)
     env = {"OPGEN_JIT": ",".join(row_families.FAMILIES), "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"),
            "MAX_JOBS": "2", "OPGEN_CPU_ONLY": "1"}  # the activation port compiles the row-wise kernel's .cu here
-    run_project_tests(project, "tests/test_opgen_conformance.py", env=env)
+    run_project_tests(project, "tests/test_opgen_conformance.py", *NOT_AOTI, env=env)

@@ -309,12 +309,13 @@ def once_per_op(where=lambda spec: True, devices=("cpu", "cuda")):
     return testing.spec_cases(SPECS, where=where, devices=devices)
 
 
+@pytest.mark.skipif(
+    not testing.registers_tags(), reason=f"torch {torch.__version__}'s stable ABI registers no tags (torch >= 2.12 does)"
+)
 @pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS if s.tags is not None])
 def test_registered_tags_match_the_declaration(spec):
     """pt2_compliant_tag where it compiles (the checks above hold it to that), nondeterministic_bitwise
     and cudagraph_unsafe where its declaration says so (the checks below hold it to the rest)."""
-    if not testing.registers_tags():
-        pytest.skip(f"torch {torch.__version__}'s stable ABI registers no tags (torch >= 2.12 does)")
     assert sorted(tag.name for tag in spec.op.tags) == sorted(spec.tags)
 
 
@@ -378,8 +379,7 @@ def test_autocast_computes_in_the_declared_dtype(spec, device, dtype, shape):
     region = AUTOCAST_DTYPES[device]
     drawn = region if region in spec.dtypes else dtype  # where a declared dtype differs, the cast shows
     computes = spec.autocast or drawn
-    if computes not in spec.dtypes:
-        pytest.skip(f"{spec.name} takes no {computes}")
+    assert computes in spec.dtypes, f"{spec.name} declares autocast={computes}, a dtype it does not take"
     args = testing.draw(spec, (5, 67), drawn, device)
     cast = {
         name: value.to(computes) if isinstance(value, torch.Tensor) and value.dtype == drawn else value
