@@ -273,6 +273,14 @@ def _drawn_shape(m, arg) -> Callable | None:
     return (lambda shape: tuple(shape)[-1:]) if arg.name in m.broadcast else None
 
 
+# What the functions compiled from source call, besides their op.
+_FUNCTION_HELPERS = {
+    "needs_autograd": needs_autograd,
+    "below_autograd": below_autograd,
+    "alert_not_deterministic": _modes.alert_not_deterministic,
+}
+
+
 class _Glue:
     """Python made from the op model: functions with the schema's own parameters are compiled from
     source (as dataclasses does), so they cost no more a call than hand-written ones."""
@@ -293,7 +301,7 @@ class _Glue:
         filename = f"<{self.ns}::{self.m.op} {name}, made by declare()>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
         code = compile(source, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True)
-        scope = {"torch": torch, "Tensor": Tensor, **names}
+        scope = {"torch": torch, "Tensor": Tensor, **_FUNCTION_HELPERS, **names}
         exec(code, scope)
         return scope[name]
 
@@ -320,16 +328,7 @@ class _Glue:
             )
             returns, doc = "Tensor", self._doc()
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(
-            m.op,
-            source,
-            _op=self.overload(),
-            needs_autograd=needs_autograd,
-            below_autograd=below_autograd,
-            _launch=self.direct,
-            plain_eager=_triton.plain_eager,
-            alert_not_deterministic=_modes.alert_not_deterministic,
-        )
+        return self._compile(m.op, source, _op=self.overload(), _launch=self.direct, plain_eager=_triton.plain_eager)
 
     def custom_function(self, autograd_inputs, doc: str | None) -> Callable:
         """A custom op's public function: the op, below the autograd layer where nothing needs a gradient."""
@@ -349,14 +348,7 @@ class _Glue:
         returns = "Tensor" if m.out is not None else m.python_return_type
         doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(
-            m.op,
-            source,
-            _op=self.overload(),
-            needs_autograd=needs_autograd,
-            below_autograd=below_autograd,
-            alert_not_deterministic=_modes.alert_not_deterministic,
-        )
+        return self._compile(m.op, source, _op=self.overload())
 
     def register_custom_fake(self, fake: Callable | None) -> None:
         """The user's fake kernel, or one returning None for an op that returns nothing."""
@@ -378,9 +370,7 @@ class _Glue:
             f"{self._alert('_out')}    _op({m.python_call_args}, out=out)\n"
             "    return out\n"
         )
-        return self._compile(
-            f"{m.op}_out", source, _op=self.overload("_out"), alert_not_deterministic=_modes.alert_not_deterministic
-        )
+        return self._compile(f"{m.op}_out", source, _op=self.overload("_out"))
 
     def _doc(self) -> str:
         m = self.m

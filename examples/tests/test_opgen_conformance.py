@@ -310,7 +310,8 @@ def once_per_op(where=lambda spec: True, devices=("cpu", "cuda")):
 
 
 @pytest.mark.skipif(
-    not testing.registers_tags(), reason=f"torch {torch.__version__}'s stable ABI registers no tags (torch >= 2.12 does)"
+    not testing.registers_tags(),
+    reason=f"torch {torch.__version__}'s stable ABI registers no tags (torch >= 2.12 does)",
 )
 @pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in SPECS if s.tags is not None])
 def test_registered_tags_match_the_declaration(spec):
