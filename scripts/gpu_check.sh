@@ -162,7 +162,7 @@ stage_survive() {
   # export + AOTInductor), alone: after build_examples (and skeletons for the fresh projects).
   note "## What models do to an op, on CUDA"
   local select="cuda and (tags or same_bits or nondeterministic or cuda_graph or autocast or dynamic or aoti)"
-  pytest_in "$examples" -k "$select" --durations=5 tests/test_opgen_conformance.py >"$out/survive-examples.log" 2>&1
+  pytest_in "$examples" -n "${MAX_JOBS}" -k "$select" --durations=5 tests/test_opgen_conformance.py >"$out/survive-examples.log" 2>&1
   note "- examples: $(counts "$out/survive-examples.log")"
   if [ -d "$skeleton" ]; then
     pytest_in "$skeleton" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton.log" 2>&1

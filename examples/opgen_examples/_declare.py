@@ -22,7 +22,7 @@ import torch
 from torch import Tensor
 
 from . import _build, _modes, _triton, _triton_glue
-from ._autograd import below_autograd, first_order_only, needs_autograd
+from ._autograd import below_autograd, first_order_only
 from ._error_model import carried_error, rounding_error, sum_error
 from ._opgen import model as op_model
 from ._opgen.declaration import KINDS, derived_tags, split_definition
@@ -275,7 +275,8 @@ def _drawn_shape(m, arg) -> Callable | None:
 
 # What the functions compiled from source call, besides their op.
 _FUNCTION_HELPERS = {
-    "needs_autograd": needs_autograd,
+    "grad_enabled": torch.is_grad_enabled,
+    "is_compiling": torch.compiler.is_compiling,
     "below_autograd": below_autograd,
     "alert_not_deterministic": _modes.alert_not_deterministic,
 }
@@ -317,30 +318,46 @@ class _Glue:
                 f"return {m.out.name}.",
             )
         else:
-            inputs = m.autograd_inputs
-            body = f"    if needs_autograd({inputs}):\n        return {call}\n"
+            launch = ""
             if self.direct is not None:  # a Triton op: its launcher, where no mode or transform would see the call
                 args = ", ".join(a.name for a in m.schema.args)
-                body += f"    if plain_eager({m.tensor_names}):\n        return _launch({args})\n"
-            body += (
-                f"    with below_autograd():  # nothing to differentiate: skip the autograd layer's Python\n"
-                f"        return {call}\n"
-            )
+                launch = f"    if plain_eager({m.tensor_names}):\n        return _launch({args})\n"
+            names = [name for name in m.autograd_inputs.split(", ") if name]
+            body = self._autograd_or_below(names, launch)
             returns, doc = "Tensor", self._doc()
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(m.op, source, _op=self.overload(), _launch=self.direct, plain_eager=_triton.plain_eager)
+        return self._compile(
+            m.op, source, _op=self.overload(), _launch=self.direct, plain_eager=_triton.plain_eager, **self._builtin()
+        )
+
+    def _autograd_or_below(self, names: list[str], between: str = "") -> str:
+        """The body of a function that calls the op through its autograd layer only where that layer
+        has work: gradient mode on and an input (of `names`) requiring grad, or torch.compile tracing
+        the call. Otherwise it dispatches below the layer (whose Python costs about 10 us a call), as
+        the layer itself would, calling the overload's C++ function: no Python frame of its own. The
+        test is written out inline for the same reason (torch.library's own, torch/_library/autograd.py)."""
+        call_args = self.m.python_call_args
+        optional = {a.name for a in self.m.tensors if a.optional}
+        grads = " or ".join(
+            f"({n} is not None and {n}.requires_grad)" if n in optional else f"{n}.requires_grad" for n in names
+        )
+        condition = f"({grads}) and grad_enabled() or is_compiling()" if grads else "is_compiling()"
+        return (
+            f"    if {condition}:\n        return _op({call_args})\n"
+            + between
+            + "    with below_autograd():  # nothing to differentiate: skip the autograd layer\n"
+            f"        return _builtin({call_args})\n"
+        )
+
+    def _builtin(self) -> dict:
+        return {"_builtin": self.overload()._op}
 
     def custom_function(self, autograd_inputs, doc: str | None) -> Callable:
         """A custom op's public function: the op, below the autograd layer where nothing needs a gradient."""
         m = self.m
         call = f"_op({m.python_call_args})"
-        needs = ", ".join(autograd_inputs)
-        if needs:
-            body = (
-                f"    if needs_autograd({needs}):\n        return {call}\n"
-                f"    with below_autograd():  # nothing to differentiate: skip the autograd layer\n"
-                f"        return {call}\n"
-            )
+        if autograd_inputs:
+            body = self._autograd_or_below(list(autograd_inputs))
         elif m.out is not None:  # an op writing in place returns its output, as torch's out= functions do
             body = f"    {call}\n    return {m.out.name}\n"
         else:
@@ -348,7 +365,7 @@ class _Glue:
         returns = "Tensor" if m.out is not None else m.python_return_type
         doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(m.op, source, _op=self.overload())
+        return self._compile(m.op, source, _op=self.overload(), **self._builtin())
 
     def register_custom_fake(self, fake: Callable | None) -> None:
         """The user's fake kernel, or one returning None for an op that returns nothing."""
