@@ -30,3 +30,19 @@ def test_the_ops_packets_are_where_hugging_face_kernels_packages_keep_them():
 
 def test_public_api_lists_every_built_op():
     assert set(built_ops()) <= set(opgen_examples.__all__)
+
+
+def test_needs_autograd_only_when_an_input_needs_a_gradient(monkeypatch):
+    # The ops' Python functions skip the autograd layer (and its Python cost) when this is False.
+    from opgen_examples import _autograd
+
+    plain, tracked = torch.ones(2), torch.ones(2, requires_grad=True)
+    assert not _autograd.needs_autograd(plain, None)
+    assert _autograd.needs_autograd(plain, tracked)
+    assert _autograd.needs_autograd(tracked[1:])  # a view of a tensor that requires grad
+    with torch.no_grad():
+        assert not _autograd.needs_autograd(tracked)
+    with torch.inference_mode():
+        assert not _autograd.needs_autograd(torch.ones(2))
+    monkeypatch.setattr(_autograd, "_is_compiling", lambda: True)  # torch.compile sees the op as it is
+    assert _autograd.needs_autograd(plain)
