@@ -327,7 +327,12 @@ class _Glue:
             returns, doc = "Tensor", self._doc()
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
         return self._compile(
-            m.op, source, _op=self.overload(), _launch=self.direct, plain_eager=_triton.plain_eager, **self._builtin()
+            m.op,
+            source,
+            _op=self.overload(),
+            _launch=self.direct,
+            plain_eager=_triton.plain_eager,
+            _builtin=self.overload()._op,
         )
 
     def _autograd_or_below(self, names: list[str], between: str = "") -> str:
@@ -349,9 +354,6 @@ class _Glue:
             f"        return _builtin({call_args})\n"
         )
 
-    def _builtin(self) -> dict:
-        return {"_builtin": self.overload()._op}
-
     def custom_function(self, autograd_inputs, doc: str | None) -> Callable:
         """A custom op's public function: the op, below the autograd layer where nothing needs a gradient."""
         m = self.m
@@ -365,7 +367,7 @@ class _Glue:
         returns = "Tensor" if m.out is not None else m.python_return_type
         doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(m.op, source, _op=self.overload(), **self._builtin())
+        return self._compile(m.op, source, _op=self.overload(), _builtin=self.overload()._op)
 
     def register_custom_fake(self, fake: Callable | None) -> None:
         """The user's fake kernel, or one returning None for an op that returns nothing."""
