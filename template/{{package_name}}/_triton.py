@@ -50,7 +50,14 @@ _FLOATING = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 
 
 def next_power_of_2(n: int) -> int:
-    return 1 << max(int(n) - 1, 0).bit_length()
+    if isinstance(n, int):
+        return 1 << max(n - 1, 0).bit_length()
+    # A symbolic size (torch.compile with dynamic shapes): comparisons, so that what compiles is
+    # guarded on the power of two's range (32 < n <= 64), not on n itself.
+    power = 1
+    while power < n:
+        power *= 2
+    return power
 
 
 # ---- launching: a stored config for this GPU and size class, else the autotuner's pick ----------
@@ -73,8 +80,10 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
     if INTERPRET:  # the interpreter runs one config, untimed: the first
         kwargs = {k: v for k, v in first.items() if k not in ("num_warps", "num_stages")}
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
-    if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1":
-        return None  # torch.compile autotunes the kernel itself; a tuning run measures afresh
+    if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1" or not _concrete(key_values):
+        # torch.compile autotunes the kernel itself (its fake run sees symbolic sizes); a tuning
+        # run measures afresh
+        return None
     launch = (op, kernel, key_values, dtype)
     found = _picked.get(launch)
     if found is None:  # first launch of this class here: the stored config, remembered (no key text a call)
@@ -82,6 +91,10 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
         if found is not None:
             _picked[launch] = found
     return found
+
+
+def _concrete(values: tuple) -> bool:
+    return not any(isinstance(v, (torch.SymInt, torch.SymFloat, torch.SymBool)) for v in values)
 
 
 # The config of each (op, kernel, key values, dtype) in this process, stored or picked by the
@@ -92,6 +105,8 @@ AUTOTUNE_LOCK = threading.Lock()
 
 
 def remember(op: str, kernel: str, tuned_kernel, key_values: tuple, dtype: torch.dtype) -> None:
+    if not _concrete(key_values):  # a compile's fake run: nothing ran, and a comparison would guard
+        return
     for key, config in getattr(tuned_kernel, "cache", {}).items():
         if tuple(key[: len(key_values)]) == tuple(key_values) and key[len(key_values)] == str(dtype):
             _picked[(op, kernel, tuple(key_values), dtype)] = _as_stored(config)
