@@ -488,6 +488,16 @@ struct RegisterRow {
 // (launched with as many as the row needs).
 constexpr int kRegisterBlock = 128;
 constexpr int kRegisterRowBlock = 512;
+// 16-byte vectors of each row tensor a thread holds where a block (or a cluster) is a row: a block
+// of 32 to 512 threads holds rows of 32 to 512 times as many. More vectors a thread keep more loads
+// in flight and fewer warps waiting at a row's reductions, at the cost of registers. (A build may
+// set it, e.g. -DOPGEN_ROW_VECTORS=2, to compare.)
+#ifdef OPGEN_ROW_VECTORS
+constexpr int kRowVectors = OPGEN_ROW_VECTORS;
+#else
+constexpr int kRowVectors = 4;
+#endif
+static_assert(kRowVectors >= 1 && kRowVectors <= 8, "1 to 8 vectors a thread");
 // The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
 constexpr int kBlockRow = 0;
 constexpr int kClusterRow = -1;
@@ -584,10 +594,12 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   }
 }
 
-// (A block or cluster per row: at most 64 registers a thread, so that two blocks of
-// kRegisterRowBlock fit an SM and one reduces while the other loads.)
+// (A block or cluster per row: at most 32 registers a thread for each vector it holds of a tensor, and
+// 64 at least, so that two blocks of kRegisterRowBlock fit an SM where they can and one reduces while the
+// other loads.)
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K>
-__global__ void __launch_bounds__(kThreads <= 0 ? kRegisterRowBlock : kRegisterBlock, kThreads <= 0 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads <= 0 ? kRegisterRowBlock : kRegisterBlock,
+                                  kThreads <= 0 ? (kVecs <= 2 ? 2 : 1) : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs>(op, rows, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
 }
@@ -687,7 +699,6 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   constexpr auto k1 = register_rows_kernel<1, 2, Op, S, N, K>;
   constexpr auto k4 = register_rows_kernel<4, 2, Op, S, N, K>;
   constexpr auto k8 = register_rows_kernel<8, 2, Op, S, N, K>;
-  constexpr auto kBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   bool aligned = true;  // every row starts on a 16-byte boundary: the register kernels' vector accesses
   for (int i = 0; i < N; ++i) {
     aligned = aligned && vector_aligned<S>(in.data[i], in.row_stride[i]);
@@ -704,21 +715,23 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if (aligned && vectors <= 16 && fits_in_registers<k8>()) {
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
-  // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread, up
-  // to 512 threads; past that, for 2-byte types on devices with clusters, a cluster of 2 to 8 such
-  // blocks per row. (Measured on an H100, rms_norm: a block per row 92-99% of the copy for 1024 to
-  // 4096 bfloat16 elements, 87% at 8192; clusters 72% at 16384 and 56% at 65536 against 61% and
-  // 26% staged, but below the staged kernel for float32 rows of 8192 and 16384.)
-  const int64_t most_block = 2 * kRegisterRowBlock;
+  // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, kRowVectors vectors a
+  // thread, 32 to 512 threads; past that, for 2-byte types on devices with clusters, a cluster of 2
+  // to 8 blocks of 512 per row. (Measured on an H100, rms_norm with 2 vectors a thread: a block per
+  // row 92-99% of the copy for 1024 to 4096 bfloat16 elements, 87% at 8192; clusters 72% at 16384
+  // and 56% at 65536 against 61% and 26% staged, but below the staged kernel for float32 rows of
+  // 8192 and 16384.)
+  constexpr auto kBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
+  const int64_t most_block = int64_t(kRowVectors) * kRegisterRowBlock;
   if (aligned && vectors >= 128 && vectors <= most_block && fits_in_registers<kBlock>()) {
-    int threads = 2 * kRowWarp;
-    while (2 * int64_t(threads) < vectors) {
+    int threads = kRowWarp;
+    while (int64_t(threads) * kRowVectors < vectors) {
       threads *= 2;
     }
     return registers(kBlock, threads, 1);
   }
   if constexpr (sizeof(S) == 2) {
-    constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
+    constexpr auto kCluster = register_rows_kernel<kClusterRow, kRowVectors, Op, S, N, K>;
     if (aligned && vectors > most_block && vectors <= most_block * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>() &&
         fits_in_registers<kCluster>()) {
