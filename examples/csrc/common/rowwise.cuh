@@ -484,20 +484,29 @@ struct RegisterRow {
 };
 
 // Threads of a block in the register kernel: kRegisterBlock where threads share a row in groups
-// of lanes; where a block (or a cluster of blocks) is a row, up to kRegisterRowBlock a block
+// of lanes; where a block (or a cluster of blocks) is a row, up to register_row_block(kVecs) a block
 // (launched with as many as the row needs).
 constexpr int kRegisterBlock = 128;
-constexpr int kRegisterRowBlock = 512;
-// 16-byte vectors of each row tensor a thread holds where a block (or a cluster) is a row: a block
-// of 32 to 512 threads holds rows of 32 to 512 times as many. More vectors a thread keep more loads
-// in flight and fewer warps waiting at a row's reductions, at the cost of registers. (A build may
-// set it, e.g. -DOPGEN_ROW_VECTORS=2, to compare.)
+// 16-byte vectors of each row tensor a thread holds where a block (or a cluster) is a row longer
+// than kShortBlockRow vectors: more a thread keep more loads in flight, and leave fewer warps
+// waiting at each of the row's reductions, at the cost of registers. (A build may set it, e.g.
+// -DOPGEN_ROW_VECTORS=2, to compare.) Shorter rows a block holds 2 vectors a thread.
 #ifdef OPGEN_ROW_VECTORS
 constexpr int kRowVectors = OPGEN_ROW_VECTORS;
 #else
-constexpr int kRowVectors = 4;
+constexpr int kRowVectors = 8;
 #endif
-static_assert(kRowVectors >= 1 && kRowVectors <= 8, "1 to 8 vectors a thread");
+static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
+constexpr int64_t kShortBlockRow = 512;
+// The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
+// 8), and the fewest such blocks an SM must fit: the register budget a thread gets is 64 for 2
+// vectors (two blocks of 512 an SM, so that one reduces while the other loads), 128 for more.
+constexpr int register_row_block(int kVecs) {
+  return kVecs <= 4 ? 512 : 256;
+}
+constexpr int register_row_min_blocks(int kVecs) {
+  return kVecs <= 2 ? 2 : (kVecs <= 4 ? 1 : 2);
+}
 // The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
 constexpr int kBlockRow = 0;
 constexpr int kClusterRow = -1;
@@ -594,12 +603,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   }
 }
 
-// (A block or cluster per row: at most 32 registers a thread for each vector it holds of a tensor, and
-// 64 at least, so that two blocks of kRegisterRowBlock fit an SM where they can and one reduces while the
-// other loads.)
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K>
-__global__ void __launch_bounds__(kThreads <= 0 ? kRegisterRowBlock : kRegisterBlock,
-                                  kThreads <= 0 ? (kVecs <= 2 ? 2 : 1) : 1)
+__global__ void __launch_bounds__(kThreads <= 0 ? register_row_block(kVecs) : kRegisterBlock,
+                                  kThreads <= 0 ? register_row_min_blocks(kVecs) : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs>(op, rows, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
 }
@@ -715,31 +721,44 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if (aligned && vectors <= 16 && fits_in_registers<k8>()) {
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
-  // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, kRowVectors vectors a
-  // thread, 32 to 512 threads; past that, for 2-byte types on devices with clusters, a cluster of 2
-  // to 8 blocks of 512 per row. (Measured on an H100, rms_norm with 2 vectors a thread: a block per
-  // row 92-99% of the copy for 1024 to 4096 bfloat16 elements, 87% at 8192; clusters 72% at 16384
-  // and 56% at 65536 against 61% and 26% staged, but below the staged kernel for float32 rows of
-  // 8192 and 16384.)
-  constexpr auto kBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
-  const int64_t most_block = int64_t(kRowVectors) * kRegisterRowBlock;
-  if (aligned && vectors >= 128 && vectors <= most_block && fits_in_registers<kBlock>()) {
+  // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
+  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
+  // 2 where that would spill); past what a block holds, for 2-byte types on devices with clusters,
+  // a cluster of 2 to 8 blocks of 512 threads per row, 2 vectors a thread. (Measured on an H100,
+  // rms_norm forward against a copy, bfloat16: 2 vectors a thread 92-99% for 1024 to 4096
+  // elements, 87% at 8192; 4 vectors a thread 86% at 8192; clusters 72% at 16384 and 56% at 65536
+  // against 61% and 26% staged, but below the staged kernel for float32 rows of 8192 and 16384.)
+  constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
+  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
+  const auto block_threads = [&](int vectors_a_thread) {
     int threads = kRowWarp;
-    while (int64_t(threads) * kRowVectors < vectors) {
+    while (int64_t(threads) * vectors_a_thread < vectors) {
       threads *= 2;
     }
-    return registers(kBlock, threads, 1);
+    return threads;
+  };
+  const int64_t most_short = 2 * register_row_block(2);
+  if (aligned && vectors >= 128) {
+    if (vectors <= kShortBlockRow && fits_in_registers<kShortBlock>()) {
+      return registers(kShortBlock, block_threads(2), 1);
+    }
+    if (vectors <= kRowVectors * register_row_block(kRowVectors) && fits_in_registers<kLongBlock>()) {
+      return registers(kLongBlock, block_threads(kRowVectors), 1);
+    }
+    if (vectors <= most_short && fits_in_registers<kShortBlock>()) {
+      return registers(kShortBlock, block_threads(2), 1);
+    }
   }
   if constexpr (sizeof(S) == 2) {
-    constexpr auto kCluster = register_rows_kernel<kClusterRow, kRowVectors, Op, S, N, K>;
-    if (aligned && vectors > most_block && vectors <= most_block * kMostClusterBlocks &&
+    constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
+    if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>() &&
         fits_in_registers<kCluster>()) {
       int blocks_per_row = 2;
-      while (most_block * blocks_per_row < vectors) {
+      while (most_short * blocks_per_row < vectors) {
         blocks_per_row *= 2;
       }
-      return launch_clusters(kCluster, stream, kRegisterRowBlock, blocks_per_row, op, rows, in, out);
+      return launch_clusters(kCluster, stream, register_row_block(2), blocks_per_row, op, rows, in, out);
     }
   }
   // Short rows of a functor that does not fit: part of a warp each (4 lanes up to 32 elements, 8 up to 64, a warp up to
