@@ -1,8 +1,10 @@
 // The row-wise kind on CUDA (the functor's interface is in rowwise.h), by row length. Rows on
-// 16-byte boundaries (every tensor's) are held in registers, each thread 2 16-byte vectors of every
-// row tensor, loaded and stored 16 bytes at a time (register_rows):
+// 16-byte boundaries (every tensor's) are held in registers, each thread 2 (or 8) 16-byte vectors
+// of every row tensor, loaded and stored 16 bytes at a time (register_rows):
 // - up to 16 vectors (128 elements of 2 bytes): 1, 4 or 8 threads per row;
-// - 128 to 1024 vectors (1024 to 8192 elements of 2 bytes): a block of 64 to 512 threads per row;
+// - 128 to 512 vectors (1024 to 4096 elements of 2 bytes): a block of 64 to 256 threads per row;
+// - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
+//   vectors a thread (or of 512 threads, 2 vectors a thread, to 1024 vectors, where 8 would spill);
 // - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
 //   9.0): a cluster of 2 to 8 blocks of 512 threads per row.
 // Other rows, and functors that would spill registers there:
@@ -505,7 +507,7 @@ constexpr int register_row_block(int kVecs) {
   return kVecs <= 4 ? 512 : 256;
 }
 constexpr int register_row_min_blocks(int kVecs) {
-  return kVecs <= 2 ? 2 : (kVecs <= 4 ? 1 : 2);
+  return kVecs == 4 ? 1 : 2;
 }
 // The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
 constexpr int kBlockRow = 0;
@@ -603,6 +605,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   }
 }
 
+// (A block or cluster per row: register_row_block and register_row_min_blocks set its register budget.)
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K>
 __global__ void __launch_bounds__(kThreads <= 0 ? register_row_block(kVecs) : kRegisterBlock,
                                   kThreads <= 0 ? register_row_min_blocks(kVecs) : 1)
@@ -723,11 +726,14 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
   // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
-  // 2 where that would spill); past what a block holds, for 2-byte types on devices with clusters,
-  // a cluster of 2 to 8 blocks of 512 threads per row, 2 vectors a thread. (Measured on an H100,
-  // rms_norm forward against a copy, bfloat16: 2 vectors a thread 92-99% for 1024 to 4096
-  // elements, 87% at 8192; 4 vectors a thread 86% at 8192; clusters 72% at 16384 and 56% at 65536
-  // against 61% and 26% staged, but below the staged kernel for float32 rows of 8192 and 16384.)
+  // 2 vectors and up to 512 threads where that would spill: backward functors); past what a block
+  // holds, for 2-byte types on devices with clusters, a cluster of 2 to 8 blocks of 512 threads per
+  // row, 2 vectors a thread. (Measured on an H100, rms_norm forward against a copy, bfloat16: 2
+  // vectors a thread 96-99% for 1024 and 2048 elements, 92% at 4096; 8 vectors a thread 94% at 8192
+  // (2 vectors: 87%, 4: 85%) and 86% at 16384 (clusters of 2 blocks of 128 threads x 8: 77%; of 2
+  // x 512 x 2: 72%); float32 96% at 4096 and 87% at 8192. Clusters 56% at 65536 (62% with 8 blocks
+  // of 128 threads x 8 vectors, which spill in backward) against 26% staged; float32 rows of 16384
+  // are staged, 70%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   const auto block_threads = [&](int vectors_a_thread) {
