@@ -165,7 +165,7 @@ stage_survive() {
   pytest_in "$examples" -n "${MAX_JOBS}" -k "$select" --durations=5 tests/test_opgen_conformance.py >"$out/survive-examples.log" 2>&1
   note "- examples: $(counts "$out/survive-examples.log")"
   if [ -d "$skeleton" ]; then
-    pytest_in "$skeleton" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton.log" 2>&1
+    pytest_in "$skeleton" -n "${MAX_JOBS}" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton.log" 2>&1
     note "- fresh project, torch_api stable: $(counts "$out/survive-skeleton.log")"
   fi
   grep -hE "^(FAILED|ERROR)" "$out"/survive-*.log | cut -c1-300 | head -30 >>"$summary"
