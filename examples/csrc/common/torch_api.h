@@ -277,7 +277,16 @@ class DeviceGuard {
  public:
   explicit DeviceGuard(const Tensor& t) {
     if (t.is_cuda()) {
+#ifdef OPGEN_STABLE_API
+      // Through the C shim a guard is a heap object and a device exchange each way: made only where
+      // t's GPU is not the current one already (most calls).
+      const int32_t index = static_cast<int32_t>(device_index(t));
+      if (torch::stable::accelerator::getCurrentDeviceIndex() != index) {
+        guard_.emplace(index);
+      }
+#else
       guard_.emplace(device_index(t));
+#endif
     }
   }
 
