@@ -165,10 +165,15 @@ stage_survive() {
   local select="tags or (cuda and (same_bits or nondeterministic or cuda_graph or autocast or dynamic or aoti))"
   pytest_in "$examples" -n "${MAX_JOBS}" -k "$select" --durations=5 tests/test_opgen_conformance.py >"$out/survive-examples.log" 2>&1
   note "- examples: $(counts "$out/survive-examples.log")"
-  if [ -d "$skeleton" ]; then
-    pytest_in "$skeleton" -n "${MAX_JOBS}" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton.log" 2>&1
-    note "- fresh project, torch_api stable: $(counts "$out/survive-skeleton.log")"
-  fi
+  # (the aten project too: under a torch before 2.12 only its build registers tags to check)
+  local api project
+  for api in stable aten; do
+    project=$skeleton
+    [ "$api" = aten ] && project=$skeleton_aten
+    [ -d "$project" ] || continue
+    pytest_in "$project" -n "${MAX_JOBS}" -k "$select" tests/test_opgen_conformance.py >"$out/survive-skeleton-$api.log" 2>&1
+    note "- fresh project, torch_api $api: $(counts "$out/survive-skeleton-$api.log")"
+  done
   grep -hE "^(FAILED|ERROR)" "$out"/survive-*.log | cut -c1-300 | head -30 >>"$summary"
 }
 

@@ -326,13 +326,9 @@ class _Glue:
             body = self._autograd_or_below(names, launch)
             returns, doc = "Tensor", self._doc()
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
+        op = self.overload()
         return self._compile(
-            m.op,
-            source,
-            _op=self.overload(),
-            _launch=self.direct,
-            plain_eager=_triton.plain_eager,
-            _builtin=self.overload()._op,
+            m.op, source, _op=op, _launch=self.direct, plain_eager=_triton.plain_eager, _builtin=op._op
         )
 
     def _autograd_or_below(self, names: list[str], between: str = "") -> str:
@@ -367,7 +363,8 @@ class _Glue:
         returns = "Tensor" if m.out is not None else m.python_return_type
         doc = (doc or f"{m.op}: its host code is in csrc/{m.op}/.").replace('"""', "'''")
         source = f'def {m.op}({m.python_params()}) -> {returns}:\n    """{doc}"""\n{self._alert()}{body}'
-        return self._compile(m.op, source, _op=self.overload(), _builtin=self.overload()._op)
+        op = self.overload()
+        return self._compile(m.op, source, _op=op, _builtin=op._op)
 
     def register_custom_fake(self, fake: Callable | None) -> None:
         """The user's fake kernel, or one returning None for an op that returns nothing."""
