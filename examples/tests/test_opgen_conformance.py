@@ -412,17 +412,71 @@ def test_torch_compile_dynamic_compiles_once(spec, device, dtype, shape):
     assert counter.frame_count == compiles, f"recompiled for {counter.frame_count - compiles} of two new sizes"
 
 
-@pytest.mark.parametrize(CASES, once_per_op(lambda spec: spec.exports))
-def test_runs_from_an_aoti_package(spec, device, dtype, shape, tmp_path):
-    """torch.export, then AOTInductor: the package, loaded back, gives the reference's values on new inputs."""
-    args = testing.draw(spec, (33, 65), dtype, device)
-    names = testing.tensor_names(args)
-    loaded = testing.aoti_package(_substituting(spec, args, names), [args[n] for n in names], tmp_path / "op.pt2")
-    fresh = testing.draw(spec, (33, 65), dtype, device)
-    actual = loaded(*[fresh[name] for name in names])
-    if isinstance(actual, (list, tuple)):
-        actual = actual[0] if len(actual) == 1 else tuple(actual)
-    testing.assert_matches_reference(spec, actual, fresh, dtype, (33, 65))
+def _exported(device):
+    """(spec, dtype) of each op that exports, on `device`, in the dtype its other once-per-op checks use."""
+    return [
+        (spec, dtype)
+        for spec, case_device, dtype, _ in (case.values for case in once_per_op(lambda s: s.exports))
+        if case_device == device
+    ]
+
+
+@pytest.mark.parametrize(
+    "device",
+    [pytest.param(d, marks=[testing.requires_cuda] if d == "cuda" else []) for d in ("cpu", "cuda") if _exported(d)],
+)
+def test_every_op_runs_from_one_aoti_package(device, tmp_path):
+    """torch.export, then AOTInductor: every op that exports, in one package (its compile is mostly the
+    wrapper's, about 7 s on the CPU whatever the ops, so one package checks them all at the price of one);
+    loaded back, each op gives the reference's values on new inputs."""
+    calls, example = [], []
+    for spec, dtype in _exported(device):
+        args = testing.draw(spec, AOTI_SHAPE, dtype, device)
+        names = testing.tensor_names(args)
+        fn = _substituting(spec, args, names)
+        calls.append((spec, dtype, names, fn, len(_outputs(fn(*[args[n] for n in names])))))
+        example += [args[n] for n in names]
+
+    def every_op(*tensors):
+        outputs, start = [], 0
+        for _, _, names, fn, _ in calls:
+            outputs += _outputs(fn(*tensors[start : start + len(names)]))
+            start += len(names)
+        return tuple(outputs)
+
+    try:
+        loaded = testing.aoti_package(every_op, example, tmp_path / "ops.pt2")
+    except Exception as error:
+        raise AssertionError(_alone_failing(calls, example, tmp_path)) from error
+    fresh = [testing.draw(spec, AOTI_SHAPE, dtype, device) for spec, dtype, *_ in calls]
+    actual = list(loaded(*[args[n] for args, (_, _, names, _, _) in zip(fresh, calls) for n in names]))
+    for args, (spec, dtype, _, _, count) in zip(fresh, calls):
+        outputs, actual = actual[:count], actual[count:]
+        try:
+            testing.assert_matches_reference(
+                spec, outputs[0] if count == 1 else tuple(outputs), args, dtype, AOTI_SHAPE
+            )
+        except AssertionError as error:
+            raise AssertionError(f"{spec.name}, run from the AOTInductor package: {error}") from error
+
+
+AOTI_SHAPE = (33, 65)
+
+
+def _outputs(result):
+    return list(result) if isinstance(result, (list, tuple)) else [result]
+
+
+def _alone_failing(calls, example, tmp_path) -> str:
+    """Which op fails to export or compile by itself (only on failure: one package an op)."""
+    start = 0
+    for spec, _, names, fn, _ in calls:
+        tensors, start = example[start : start + len(names)], start + len(names)
+        try:
+            testing.aoti_package(fn, tensors, tmp_path / f"{spec.name}.pt2")
+        except Exception as error:
+            return f"{spec.name} cannot be exported or AOT-compiled: {error}"
+    return "the ops export and compile one by one but not in one package"
 
 
 # ---- what the glue derived from a declaration promises (ops made with declare()) ----------------

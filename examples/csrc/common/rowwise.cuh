@@ -490,24 +490,26 @@ struct RegisterRow {
 // (launched with as many as the row needs).
 constexpr int kRegisterBlock = 128;
 // 16-byte vectors of each row tensor a thread holds where a block (or a cluster) is a row longer
-// than kShortBlockRow vectors: more a thread keep more loads in flight, and leave fewer warps
-// waiting at each of the row's reductions, at the cost of registers. (A build may set it, e.g.
-// -DOPGEN_ROW_VECTORS=2, to compare.) Shorter rows a block holds 2 vectors a thread.
+// than kShortBlockRow vectors, loading the next row while this one reduces (kPrefetch in
+// register_rows): more vectors a thread keep more loads in flight and leave fewer warps waiting at
+// each of the row's reductions, at the cost of registers. (A build may set it, e.g.
+// -DOPGEN_ROW_VECTORS=2, to compare.) Shorter rows a block holds 2 vectors a thread, no prefetch.
 #ifdef OPGEN_ROW_VECTORS
 constexpr int kRowVectors = OPGEN_ROW_VECTORS;
 #else
-constexpr int kRowVectors = 8;
+constexpr int kRowVectors = 4;
 #endif
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 constexpr int64_t kShortBlockRow = 512;
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
-// 8), and the fewest such blocks an SM must fit: the register budget a thread gets is 64 for 2
-// vectors (two blocks of 512 an SM, so that one reduces while the other loads), 128 for more.
+// 8), and the fewest such blocks an SM must fit, which sets the registers a thread may have: two
+// blocks of 512 an SM (64 registers) for 2 vectors without prefetch, so that one reduces while the
+// other loads; one block otherwise (128 registers, or 255 for 8 vectors with prefetch).
 constexpr int register_row_block(int kVecs) {
   return kVecs <= 4 ? 512 : 256;
 }
-constexpr int register_row_min_blocks(int kVecs) {
-  return kVecs == 4 ? 1 : 2;
+constexpr int register_row_min_blocks(int kVecs, bool prefetch) {
+  return kVecs == 4 || prefetch ? 1 : 2;
 }
 // The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
 constexpr int kBlockRow = 0;
@@ -556,7 +558,8 @@ struct ClusterRow {
 // thread holds kVecs 16-byte vectors of each of the row's tensors in registers (every tensor's rows
 // start on 16-byte boundaries). Tensors are indexed by the packs I and O, never by a loop variable,
 // so that they stay in registers.
-template <int kThreads, int kVecs, typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
+template <int kThreads, int kVecs, bool kPrefetch, typename Op, typename S, int N, int K, std::size_t... I,
+          std::size_t... O>
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
@@ -592,8 +595,23 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   RegisterOut<S, kVecs> outs[] = {RegisterOut<S, kVecs>{out.data[O], out.cols[O], base, stride}...};
   // A broadcast input (a weight) has the same vectors for every row.
   ((in.row_stride[I] == 0 ? ins[I].load(in.data[I]) : void()), ...);
+  // With kPrefetch, the next row's inputs are loaded into a second set of registers before this
+  // row's functor runs: their loads are in flight while this row reduces (in a cluster, while it
+  // waits at the barrier) and is stored.
+  RegisterIn<S, kVecs> next[] = {ins[I]...};
+  if constexpr (kPrefetch) {
+    ((in.row_stride[I] != 0 && first_row < rows ? next[I].load(in.data[I] + first_row * in.row_stride[I]) : void()),
+     ...);
+  }
   for (int64_t r = first_row; r < rows; r += row_step) {
-    ((in.row_stride[I] != 0 ? ins[I].load(in.data[I] + r * in.row_stride[I]) : void()), ...);
+    if constexpr (kPrefetch) {
+      ((in.row_stride[I] != 0 ? (ins[I] = next[I], void()) : void()), ...);
+      if (r + row_step < rows) {
+        ((in.row_stride[I] != 0 ? next[I].load(in.data[I] + (r + row_step) * in.row_stride[I]) : void()), ...);
+      }
+    } else {
+      ((in.row_stride[I] != 0 ? ins[I].load(in.data[I] + r * in.row_stride[I]) : void()), ...);
+    }
     ((outs[O].data = out.data[O] == nullptr ? nullptr : out.data[O] + r * out.row_stride[O],
       outs[O].in_registers = false),
      ...);
@@ -606,11 +624,12 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 }
 
 // (A block or cluster per row: register_row_block and register_row_min_blocks set its register budget.)
-template <int kThreads, int kVecs, typename Op, typename S, int N, int K>
+template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false>
 __global__ void __launch_bounds__(kThreads <= 0 ? register_row_block(kVecs) : kRegisterBlock,
-                                  kThreads <= 0 ? register_row_min_blocks(kVecs) : 1)
+                                  kThreads <= 0 ? register_row_min_blocks(kVecs, kPrefetch) : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
-  register_rows<kThreads, kVecs>(op, rows, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
+  register_rows<kThreads, kVecs, kPrefetch>(op, rows, in, out, std::make_index_sequence<N>{},
+                                            std::make_index_sequence<K>{});
 }
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -725,17 +744,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
-  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
-  // 2 vectors and up to 512 threads where that would spill: backward functors); past what a block
-  // holds, for 2-byte types on devices with clusters, a cluster of 2 to 8 blocks of 512 threads per
-  // row, 2 vectors a thread. (Measured on an H100, rms_norm forward against a copy, bfloat16: 2
-  // vectors a thread 96-99% for 1024 and 2048 elements, 92% at 4096; 8 vectors a thread 94% at 8192
-  // (2 vectors: 87%, 4: 85%) and 86% at 16384 (clusters of 2 blocks of 128 threads x 8: 77%; of 2
-  // x 512 x 2: 72%); float32 96% at 4096 and 87% at 8192. Clusters 56% at 65536 (62% with 8 blocks
-  // of 128 threads x 8 vectors, which spill in backward) against 26% staged; float32 rows of 16384
-  // are staged, 70%.)
+  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond, with the next row prefetched
+  // (as many threads as that needs; 2 vectors and up to 512 threads where that would spill: backward
+  // functors); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to
+  // 8 blocks of 512 threads per row, kRowVectors a thread with prefetch (else 2, without).
+  // (Measured on an H200, rms_norm forward against a copy, bfloat16, before -> after prefetch:
+  // 4 vectors a thread 78% -> 90% at 8192 elements and 81% -> 88% at 16384 (8 vectors with
+  // prefetch: 50% and 67%; a short block with prefetch, one an SM: 85% -> 53% at 1024); clusters of
+  // 4 x 512 x 4 with prefetch 47% -> 53% at 65536 (8 x 512 x 2 with prefetch, one block an SM: 33%),
+  // where a cluster barrier per 32 KB of an SM's row still shows; float32 84% -> 91% at 8192, rows
+  // of 16384 staged, 58%. The README has the H100's.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
-  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
+  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K, true>;
   const auto block_threads = [&](int vectors_a_thread) {
     int threads = kRowWarp;
     while (int64_t(threads) * vectors_a_thread < vectors) {
@@ -757,14 +777,23 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   if constexpr (sizeof(S) == 2) {
     constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
-    if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
-        device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>() &&
-        fits_in_registers<kCluster>()) {
+    constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kRowVectors, Op, S, N, K, true>;
+    const auto clusters = [&](auto kernel, int vectors_a_thread) {
+      const int64_t most = int64_t(vectors_a_thread) * register_row_block(vectors_a_thread);
       int blocks_per_row = 2;
-      while (most_short * blocks_per_row < vectors) {
+      while (most * blocks_per_row < vectors) {
         blocks_per_row *= 2;
       }
-      return launch_clusters(kCluster, stream, register_row_block(2), blocks_per_row, op, rows, in, out);
+      launch_clusters(kernel, stream, register_row_block(vectors_a_thread), blocks_per_row, op, rows, in, out);
+    };
+    if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
+        device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>()) {
+      if (fits_in_registers<kLongCluster>()) {
+        return clusters(kLongCluster, kRowVectors);
+      }
+      if (fits_in_registers<kCluster>()) {
+        return clusters(kCluster, 2);
+      }
     }
   }
   // Short rows of a functor that does not fit: part of a warp each (4 lanes up to 32 elements, 8 up to 64, a warp up to
