@@ -19,8 +19,9 @@ from .sweep import Point, dtype_name, tensor
 from .targets import Target, beats_eager_and_compile, host_within
 
 # (tokens, hidden d, ffn F, experts E, top_k): a Mixtral-like layer (few large experts) and a
-# fine-grained one (many small experts, where the loop's per-expert overhead dominates).
-CASES = [(4096, 1024, 4096, 8, 2), (4096, 1024, 512, 64, 8)]
+# fine-grained one (many small experts, where the loop's per-expert overhead dominates), at 4096
+# tokens and at decoding's batches (1 and 16 tokens: the small-batch path, memory-bound on weights).
+CASES = [(4096, 1024, 4096, 8, 2), (4096, 1024, 512, 64, 8), (1, 1024, 4096, 8, 2), (16, 1024, 512, 64, 8)]
 LAYERS = {  # series name -> (d, F, E, top_k)
     "E=8 top-2 F=4096": (1024, 4096, 8, 2),
     "E=64 top-8 F=512": (1024, 512, 64, 8),

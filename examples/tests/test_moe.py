@@ -30,6 +30,8 @@ CASES = [
     (50, 24, 16, 40, 33),
     (1000, 32, 16, 8, 2),
     (300, 16, 8, 256, 4),
+    (64, 256, 96, 64, 8),  # on CUDA the most tokens of the small-batch path, and one past it
+    (65, 256, 96, 64, 8),
 ]
 
 
@@ -115,6 +117,25 @@ def test_cuda_runs_on_the_current_stream():
     expected = expected_of(*inputs, 2)
     y = testing.call_on_side_stream(lambda *tensors: moe(*tensors, 2), *inputs)
     testing.assert_close(y, expected, torch.bfloat16)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
+@pytest.mark.parametrize("hidden", [256, 33], ids=["aligned", "odd"])
+def test_cuda_small_batches_never_sync_and_repeat_bitwise(hidden, dtype):
+    """Small batches (decoding), in every dtype, take the small-batch path (csrc/moe/decode.cuh): no
+    host sync, the same bits on a second run; 16-byte loads where every row is aligned, else one
+    element at a time."""
+    inputs = make_inputs(16, hidden, 40, 64, dtype=dtype, device="cuda", top_k=6)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        y = moe(*inputs, 6)
+        again = moe(*inputs, 6)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    testing.assert_close(y, expected_of(*inputs, 6), dtype)
+    assert torch.equal(y, again)
 
 
 @testing.requires_cuda

@@ -489,22 +489,30 @@ struct RegisterRow {
 // of lanes; where a block (or a cluster of blocks) is a row, up to register_row_block(kVecs) a block
 // (launched with as many as the row needs).
 constexpr int kRegisterBlock = 128;
-// 16-byte vectors of each row tensor a thread holds where a block (or a cluster) is a row longer
-// than kShortBlockRow vectors, loading the next row while this one reduces (kPrefetch in
-// register_rows): more vectors a thread keep more loads in flight and leave fewer warps waiting at
-// each of the row's reductions, at the cost of registers. (A build may set it, e.g.
-// -DOPGEN_ROW_VECTORS=2, to compare.) Shorter rows a block holds 2 vectors a thread, no prefetch.
+// 16-byte vectors of each row tensor a thread holds where a block is a row longer than
+// kShortBlockRow vectors: more a thread keep more loads in flight, and leave fewer warps waiting at
+// each of the row's reductions, at the cost of registers. Where a cluster of blocks is a row,
+// kClusterVectors a thread, loading the next row while this one reduces (kPrefetch in
+// register_rows): the cluster's barrier at each reduction holds every block of the row. (A build may
+// set them, e.g. -DOPGEN_ROW_VECTORS=4 -DOPGEN_CLUSTER_VECTORS=2, to compare.) Shorter rows a block
+// holds 2 vectors a thread.
 #ifdef OPGEN_ROW_VECTORS
 constexpr int kRowVectors = OPGEN_ROW_VECTORS;
 #else
-constexpr int kRowVectors = 4;
+constexpr int kRowVectors = 8;
+#endif
+#ifdef OPGEN_CLUSTER_VECTORS
+constexpr int kClusterVectors = OPGEN_CLUSTER_VECTORS;
+#else
+constexpr int kClusterVectors = 4;
 #endif
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
+static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 512;
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
 // 8), and the fewest such blocks an SM must fit, which sets the registers a thread may have: two
-// blocks of 512 an SM (64 registers) for 2 vectors without prefetch, so that one reduces while the
-// other loads; one block otherwise (128 registers, or 255 for 8 vectors with prefetch).
+// blocks an SM for 2 vectors (64 registers: one block reduces while the other loads) and for 8
+// (128); one block for 4 and wherever it prefetches (128 registers: the prefetch overlaps them).
 constexpr int register_row_block(int kVecs) {
   return kVecs <= 4 ? 512 : 256;
 }
@@ -744,18 +752,17 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
-  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond, with the next row prefetched
-  // (as many threads as that needs; 2 vectors and up to 512 threads where that would spill: backward
-  // functors); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to
-  // 8 blocks of 512 threads per row, kRowVectors a thread with prefetch (else 2, without).
-  // (Measured on an H200, rms_norm forward against a copy, bfloat16, before -> after prefetch:
-  // 4 vectors a thread 78% -> 90% at 8192 elements and 81% -> 88% at 16384 (8 vectors with
-  // prefetch: 50% and 67%; a short block with prefetch, one an SM: 85% -> 53% at 1024); clusters of
-  // 4 x 512 x 4 with prefetch 47% -> 53% at 65536 (8 x 512 x 2 with prefetch, one block an SM: 33%),
-  // where a cluster barrier per 32 KB of an SM's row still shows; float32 84% -> 91% at 8192, rows
-  // of 16384 staged, 58%. The README has the H100's.)
+  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
+  // 2 vectors and up to 512 threads where that would spill: backward functors); past what a block
+  // holds, for 2-byte types on devices with clusters, a cluster of 2 to 8 blocks of 512 threads per
+  // row, kClusterVectors a thread with the next row prefetched (else 2, without). (Measured on an
+  // H100, rms_norm forward against a copy, bfloat16: 2 vectors a thread 98-99% at 1024 and 96% at
+  // 2048 elements, 92% at 4096; 8 vectors a thread 95% at 8192 (4 with prefetch, one block an SM:
+  // 88%) and 86% at 16384 (4 with prefetch: 88%); clusters of 4 blocks x 4 vectors with prefetch 64%
+  // at 65536 (8 blocks x 2 without: 57%; on an H200, 8 x 2 with prefetch, one block an SM, 33%: the
+  // cluster's barrier at each reduction is what is left). float32 rows of 16384 are staged, 70%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
-  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K, true>;
+  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   const auto block_threads = [&](int vectors_a_thread) {
     int threads = kRowWarp;
     while (int64_t(threads) * vectors_a_thread < vectors) {
@@ -777,7 +784,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   if constexpr (sizeof(S) == 2) {
     constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
-    constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kRowVectors, Op, S, N, K, true>;
+    constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
     const auto clusters = [&](auto kernel, int vectors_a_thread) {
       const int64_t most = int64_t(vectors_a_thread) * register_row_block(vectors_a_thread);
       int blocks_per_row = 2;
@@ -789,7 +796,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>()) {
       if (fits_in_registers<kLongCluster>()) {
-        return clusters(kLongCluster, kRowVectors);
+        return clusters(kLongCluster, kClusterVectors);
       }
       if (fits_in_registers<kCluster>()) {
         return clusters(kCluster, 2);

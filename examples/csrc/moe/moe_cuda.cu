@@ -1,4 +1,5 @@
-// moe: CUDA forward, all on the current stream, in five steps:
+// moe: CUDA forward, all on the current stream. Small batches (decodes() in decode.cuh says which):
+// three kernels of decode.cuh. Larger ones in five steps:
 //   1. router logits x @ gate_weight^T: one cuBLAS GEMM with float32 output (float64 for float64);
 //   2. route_kernel: per token (one warp), top_k over the E logits and a softmax over those top_k;
 //   3. a stable counting sort of the T * top_k (token, slot) pairs by expert: count_kernel (an
@@ -38,96 +39,26 @@
 #include "common/checks.h"
 #include "common/elementwise.cuh"
 #include "common/reduce.cuh"
+#include "moe/decode.cuh"
 #include "moe/moe.h"
+#include "moe/route.cuh"
 
 namespace examples::moe {
 
-using opgen::cuda::kWarpSize;
-
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / kWarpSize;
-constexpr int kMaxExperts = 256;                       // route_kernel keeps E / 32 logits per lane
-constexpr int kLogitsPerLane = kMaxExperts / kWarpSize;
-constexpr int kSegmentSteps = 8;                       // a warp sorts its segment 32 pairs at a time
+constexpr int kSegmentSteps = 8;  // a warp sorts its segment 32 pairs at a time
 constexpr int64_t kSegment = int64_t(kSegmentSteps) * kWarpSize;
-constexpr unsigned kFullMask = 0xffffffffu;
 
-// (a, ia) ranks above (b, ib) in the top-k order: larger logit first, NaN above everything (as
-// torch.topk), the lower expert on ties; expert -1 is "none" and ranks below all.
-template <typename acc_t>
-__device__ __forceinline__ bool ranks_above(acc_t a, int ia, acc_t b, int ib) {
-  if (ia < 0 || ib < 0) {
-    return ib < 0 && ia >= 0;
-  }
-  const bool a_nan = a != a;
-  const bool b_nan = b != b;
-  if (a_nan != b_nan) {
-    return a_nan;
-  }
-  return (a_nan || a == b) ? ia < ib : a > b;
-}
-
-// One warp per token: top_k rounds of a warp argmax over the E logits (lane l holds experts
-// l, l + 32, ...), then p = softmax over the chosen logits. Round r's lane r % 32 writes slot r.
+// A warp per token, routing the logits of the router GEMM.
 template <typename acc_t>
 __global__ void __launch_bounds__(kThreads)
     route_kernel(const acc_t* __restrict__ logits, int64_t tokens, int experts, int top_k,
                  int32_t* __restrict__ expert_of_pair, acc_t* __restrict__ weight_of_pair) {
-  const int lane = threadIdx.x % kWarpSize;
   const int64_t token = int64_t(blockIdx.x) * kWarps + threadIdx.x / kWarpSize;
   if (token >= tokens) {
     return;  // the whole warp leaves together
   }
-  acc_t logit[kLogitsPerLane];
-  unsigned taken = 0;  // bit j: expert j * 32 + lane is chosen already, or does not exist
-#pragma unroll
-  for (int j = 0; j < kLogitsPerLane; ++j) {
-    const int e = j * kWarpSize + lane;
-    logit[j] = e < experts ? logits[token * experts + e] : acc_t(0);
-    taken |= e < experts ? 0u : 1u << j;
-  }
-  int32_t* chosen = expert_of_pair + token * top_k;
-  acc_t* weight = weight_of_pair + token * top_k;
-  acc_t top = 0;        // the largest logit: the softmax's shift
-  acc_t lane_sum = 0;   // this lane's share of the softmax denominator
-  for (int r = 0; r < top_k; ++r) {
-    acc_t best = 0;
-    int best_e = -1;
-#pragma unroll
-    for (int j = 0; j < kLogitsPerLane; ++j) {
-      const int e = j * kWarpSize + lane;
-      if (!((taken >> j) & 1u) && ranks_above(logit[j], e, best, best_e)) {
-        best = logit[j];
-        best_e = e;
-      }
-    }
-    // A butterfly under a strict total order: every lane ends with the same winner.
-#pragma unroll
-    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-      const acc_t other = __shfl_xor_sync(kFullMask, best, offset);
-      const int other_e = __shfl_xor_sync(kFullMask, best_e, offset);
-      if (ranks_above(other, other_e, best, best_e)) {
-        best = other;
-        best_e = other_e;
-      }
-    }
-    if (best_e % kWarpSize == lane) {
-      taken |= 1u << (best_e / kWarpSize);
-    }
-    if (r == 0) {
-      top = best;
-    }
-    if (r % kWarpSize == lane) {
-      const acc_t w = std::exp(best - top);
-      chosen[r] = best_e;
-      weight[r] = w;
-      lane_sum += w;
-    }
-  }
-  const acc_t inverse_sum = acc_t(1) / opgen::cuda::warp_sum(lane_sum);
-  for (int r = lane; r < top_k; r += kWarpSize) {
-    weight[r] *= inverse_sum;  // this lane wrote slot r above
-  }
+  route_token(logits + token * experts, experts, top_k, int(threadIdx.x % kWarpSize), expert_of_pair + token * top_k,
+              weight_of_pair + token * top_k);
 }
 
 // The expert of each of the 32 pairs of one step of a warp's segment (-1 past the end), and the
@@ -146,9 +77,8 @@ __device__ __forceinline__ StepPairs load_step(const int32_t* __restrict__ exper
 }
 
 // counts[e][s]: how many pairs of segment s (kSegment consecutive pairs, one warp) chose expert e.
-__global__ void __launch_bounds__(kThreads)
-    count_kernel(const int32_t* __restrict__ expert_of_pair, int64_t pairs, int experts, int64_t segments,
-                 int32_t* __restrict__ counts) {
+__global__ void __launch_bounds__(kThreads) count_kernel(const int32_t* __restrict__ expert_of_pair, int64_t pairs,
+                                                         int experts, int64_t segments, int32_t* __restrict__ counts) {
   __shared__ int32_t warp_counts[kWarps][kMaxExperts];
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
@@ -176,8 +106,8 @@ __global__ void __launch_bounds__(kThreads)
 // Places each pair at starts[e][s] + (pairs of segment s before it with the same expert e): a stable
 // sort by expert. starts is the exclusive scan of counts in (expert, segment) order.
 __global__ void __launch_bounds__(kThreads)
-    scatter_kernel(const int32_t* __restrict__ expert_of_pair, int64_t pairs, int experts, int64_t segments,
-                   int top_k, const int32_t* __restrict__ starts, int32_t* __restrict__ token_of_row,
+    scatter_kernel(const int32_t* __restrict__ expert_of_pair, int64_t pairs, int experts, int64_t segments, int top_k,
+                   const int32_t* __restrict__ starts, int32_t* __restrict__ token_of_row,
                    int32_t* __restrict__ row_of_pair) {
   __shared__ int32_t warp_cursors[kWarps][kMaxExperts];
   const int lane = threadIdx.x % kWarpSize;
@@ -253,12 +183,12 @@ void combine(const at::Tensor& rows, const at::Tensor& row_of_pair, const at::Te
   // rows and y are fresh allocations: rows of a multiple of kVec elements keep 16-byte alignment.
   if (hidden % kVec == 0) {
     combine_kernel<kVec, scalar_t, acc_t><<<capped_grid(tokens * hidden / kVec), kThreads, 0, stream>>>(
-        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(),
-        weight_of_pair.const_data_ptr<acc_t>(), tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
+        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(), weight_of_pair.const_data_ptr<acc_t>(),
+        tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
   } else {
     combine_kernel<1, scalar_t, acc_t><<<capped_grid(tokens * hidden), kThreads, 0, stream>>>(
-        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(),
-        weight_of_pair.const_data_ptr<acc_t>(), tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
+        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(), weight_of_pair.const_data_ptr<acc_t>(),
+        tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -314,8 +244,8 @@ at::Tensor expert_ffn_per_expert(const at::Tensor& sorted_x, const at::Tensor& w
   return out_rows;
 }
 
-at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, const at::Tensor& w1,
-                        const at::Tensor& w2, int64_t top_k) {
+at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, const at::Tensor& w1, const at::Tensor& w2,
+                        int64_t top_k) {
   const Sizes s = check_inputs(x, gate_weight, w1, w2, top_k);
   TORCH_CHECK(s.experts <= kMaxExperts, "moe on CUDA supports at most ", kMaxExperts,
               " experts (rows of gate_weight), got ", s.experts);
@@ -327,6 +257,10 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
     return y;
   }
   const cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  if (decodes(s, top_k, x.element_size())) {
+    forward_decode(x, gate_weight, w1, w2, s, static_cast<int>(top_k), y, stream);
+    return y;
+  }
   const int64_t pairs = s.tokens * top_k;
   const int experts = static_cast<int>(s.experts);
   const int k = static_cast<int>(top_k);
@@ -349,8 +283,8 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const int64_t segments = (pairs + kSegment - 1) / kSegment;
   const unsigned int sort_blocks = opgen::cuda::grid_size(segments, kWarps);
   at::Tensor counts = at::empty({s.experts, segments}, int_options);
-  count_kernel<<<sort_blocks, kThreads, 0, stream>>>(expert_of_pair.const_data_ptr<int32_t>(), pairs, experts,
-                                                     segments, counts.mutable_data_ptr<int32_t>());
+  count_kernel<<<sort_blocks, kThreads, 0, stream>>>(expert_of_pair.const_data_ptr<int32_t>(), pairs, experts, segments,
+                                                     counts.mutable_data_ptr<int32_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   const at::Tensor ends = at::cumsum(counts.view(-1), 0, at::kInt).view({s.experts, segments});
   const at::Tensor starts = ends - counts;
@@ -371,9 +305,8 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
                                   : expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
 
   // 5. Weighted sum of each token's top_k expert outputs.
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_combine_cuda", [&] {
-    combine<scalar_t>(out_rows, row_of_pair, weight_of_pair, k, y, stream);
-  });
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_combine_cuda",
+                                  [&] { combine<scalar_t>(out_rows, row_of_pair, weight_of_pair, k, y, stream); });
   return y;
 }
 
