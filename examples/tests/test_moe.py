@@ -52,13 +52,49 @@ def expected_of(x, gate, w1, w2, top_k):
     return reference(x.double(), gate.double(), w1.double(), w2.double(), top_k)
 
 
+def term_magnitude(x, gate, w1, w2, top_k):
+    """Per element of y, the sum of the magnitudes of the terms that make it: p[t, k] * |h| @ |w2[e]|^T
+    over the token's slots. An output near zero is the cancellation of terms this large, and carries
+    their rounding errors."""
+    x, gate, w1, w2 = (t.double() for t in (x, gate, w1, w2))
+    top, experts = (x @ gate.t()).topk(top_k, dim=-1)
+    p = top.softmax(dim=-1)
+    magnitude = torch.zeros_like(x)
+    for e in range(gate.shape[0]):
+        tokens, slots = torch.where(experts == e)
+        if tokens.numel() == 0:
+            continue
+        h = torch.nn.functional.gelu(x[tokens] @ w1[e].t(), approximate="tanh")
+        magnitude.index_add_(0, tokens, (h.abs() @ w2[e].abs().t()) * p[tokens, slots, None])
+    return magnitude
+
+
+def assert_moe_close(actual, inputs, top_k):
+    """actual against the float64 reference: 16-bit dtypes within their usual tolerance; float32 and
+    float64 within it, or within its rtol of the terms' magnitude where an output near zero is their
+    cancellation (seen: 1 of 1.28M float32 elements 1.007e-06 off where atol + rtol * |y| allowed
+    1.006e-06, its terms summing to about 0.3)."""
+    expected = expected_of(*inputs, top_k)
+    if actual.dtype not in (torch.float32, torch.float64):
+        testing.assert_close(actual, expected)
+        return
+    rtol, atol = testing.tolerances(actual.dtype)
+    allowed = torch.maximum(atol + rtol * expected.abs(), rtol * term_magnitude(*inputs, top_k))
+    excess = (actual.double() - expected).abs() - allowed
+    worst = int(excess.argmax()) if excess.numel() else 0
+    assert not (excess > 0).any(), (
+        f"{int((excess > 0).sum())} of {excess.numel()} elements beyond the error allowed; the worst at flat index "
+        f"{worst}: {actual.flatten()[worst].item()}, expected {expected.flatten()[worst].item()}"
+    )
+
+
 @pytest.mark.parametrize("device", testing.DEVICES)
 @pytest.mark.parametrize("dtype", testing.FLOAT_DTYPES)
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "T{}-d{}-F{}-E{}-k{}".format(*c))
 def test_forward_matches_reference(case, dtype, device):
     *sizes, top_k = case
     inputs = make_inputs(*sizes, dtype=dtype, device=device, top_k=top_k)
-    testing.assert_close(moe(*inputs, top_k), expected_of(*inputs, top_k), dtype)
+    assert_moe_close(moe(*inputs, top_k), inputs, top_k)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)
@@ -107,7 +143,7 @@ def test_cuda_many_tokens_and_deterministic():
     # Thousands of 256-pair segments, several experts, bitwise the same on a second run.
     inputs = make_inputs(20000, 64, 32, 64, dtype=torch.float32, device="cuda", top_k=6)
     y = moe(*inputs, 6)
-    testing.assert_close(y, expected_of(*inputs, 6))
+    assert_moe_close(y, inputs, 6)
     assert torch.equal(y, moe(*inputs, 6))
 
 
