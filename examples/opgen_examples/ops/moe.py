@@ -6,6 +6,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .._declare import TensorArg, declare
+from .._error_model import carried_error, rounding_error, sum_error
 
 __all__ = ["moe"]
 
@@ -25,6 +26,38 @@ def reference(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int
         h = F.gelu(x[tokens] @ w1[e].t(), approximate="tanh")
         y.index_add_(0, tokens, (h @ w2[e].t()).to(router_dtype) * p[tokens, slots, None])
     return y.to(x.dtype)
+
+
+# As in fused_linear_gelu (whose module declares its own op, so not imported): the tanh GELU's
+# steepest slope, and how far cuBLASLt's GELU epilogue (moe's per-expert 16-bit path) may be from it.
+_GELU_MAX_SLOPE = 1.129
+_EPILOGUE_TAIL_ERROR = 1e-5
+
+
+def error_bound(dtype: torch.dtype, x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
+    """What a correct moe adds to the rounding of its output (see _error_model.py): each expert's first
+    product (d terms) through GELU (16-bit: cuBLASLt's epilogue), h stored in the dtype, the second
+    product (F terms) carrying h's error, its output stored in the dtype, and the weighted sum over
+    the token's top_k slots. An output near zero is the cancellation of terms this large."""
+    hidden, ffn = x.shape[1], w1.shape[1]
+    top, experts = (x @ gate_weight.t()).topk(top_k, dim=-1)
+    p = top.softmax(dim=-1)
+    bound, weighted = torch.zeros_like(x), torch.zeros_like(x)
+    tail = _EPILOGUE_TAIL_ERROR if dtype in (torch.float16, torch.bfloat16) else 0.0
+    for e in range(gate_weight.shape[0]):
+        tokens, slots = torch.where(experts == e)
+        if tokens.numel() == 0:
+            continue
+        rows = x[tokens]
+        h = F.gelu(rows @ w1[e].t(), approximate="tanh")
+        z_error = sum_error(rows.abs() @ w1[e].abs().t(), hidden, dtype)
+        h_error = _GELU_MAX_SLOPE * z_error + tail + rounding_error(h, dtype)
+        out = h @ w2[e].t()
+        out_error = (carried_error(h_error.square() @ w2[e].square().t())
+                     + sum_error(h.abs() @ w2[e].abs().t(), ffn, dtype) + rounding_error(out, dtype))
+        bound.index_add_(0, tokens, out_error * p[tokens, slots, None])
+        weighted.index_add_(0, tokens, out.abs() * p[tokens, slots, None])
+    return bound + sum_error(weighted, top_k, dtype)
 
 
 def fake(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
@@ -86,6 +119,7 @@ SPEC = declare(
     kernels={"CPU": "forward_cpu", "CUDA": "forward_cuda"},
     reference=reference,
     fake=fake,
+    error_bound=error_bound,
     backward=_backward,  # so that backward through moe fails loudly instead of silently giving no gradient
     doc="""Mixture of experts: each token goes through the top_k of E expert FFNs, weighted by its router.
 
@@ -99,11 +133,13 @@ SPEC = declare(
     The router runs in float32 so that bfloat16 rounding cannot flip near-tied expert choices.
     Expert outputs are rounded to x's dtype, then summed in float32 (float64) and rounded once.
 
-    float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256): a routing
-    kernel, a counting sort of the (token, expert) pairs by expert, the expert GEMMs on cuBLAS, a
-    gather-combine. bfloat16 on Hopper with hidden and ffn sizes that are multiples of 8 takes two
-    grouped GEMMs and never syncs; otherwise each expert gets its own GEMMs, which costs one
-    device-to-host copy of the expert sizes per call (so no CUDA graph capture on that path).
+    float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256). On CUDA,
+    small batches (decoding) take three kernels: routing, then the two products a warp per weight
+    row and the slots summed in order, never syncing. Larger ones: a routing kernel, a counting sort
+    of the (token, expert) pairs by expert, the expert GEMMs, a gather-combine; bfloat16 on Hopper
+    with hidden and ffn sizes that are multiples of 8 takes two grouped GEMMs and never syncs,
+    otherwise each expert gets its own cuBLAS GEMMs, which costs one device-to-host copy of the
+    expert sizes per call (so no CUDA graph capture on that path).
     Traceable by torch.compile(fullgraph=True). Forward only: backward raises.
     """,
     args={"x": TensorArg(shape=_tokens_hidden, domain=(-1.0, 1.0)),
@@ -112,7 +148,7 @@ SPEC = declare(
           "w2": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1], _FFN), domain=(-0.35, 0.35)),
           "top_k": 2},
     differentiable=(),  # forward only: test_moe.py checks that backward raises
-    cuda_graphs=False,  # all but bfloat16 on Hopper copy the expert sizes to the host: tagged cudagraph_unsafe
+    cuda_graphs=False,  # larger batches but bfloat16 on Hopper copy the expert sizes to the host: cudagraph_unsafe
     # (tokens, hidden): one token, odd sizes, multiples of 8 (the CUDA combine's vector path), none.
     shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
     condition=lambda args: without_near_ties(args["x"], args["gate_weight"], args["top_k"]),
