@@ -126,8 +126,9 @@ BIG_MEMORY_TESTS = r"2_to_the_31|two_to_the_31"
 HOPPER_TESTS = r"grouped_gemm"
 TAGS_TESTS = r"::test_registered_tags_match_the_declaration\["
 # The suites of ports, mutants, CMake builds and upgraded projects leave out the AOTInductor check
-# (about 10 s an op on the CPU): what it tests is the Python glue, the same for every op of a kind
-# and every build mode, which fresh projects (pip builds, wheels under other torches) and examples/ check.
+# (one package of all a project's ops, 10-20 s on a CPU): what it tests is the Python glue, the same
+# for every op of a kind and every build mode, which fresh projects (pip builds, wheels under other
+# torches) and examples/ check.
 NOT_AOTI = ("-k", "not aoti")
 # A conformance check that applies to no op of the project (the out= checks where no op has out=,
 # say) gets no case, which pytest skips; test_matches_reference applies to every op, so an empty one
