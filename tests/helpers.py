@@ -27,20 +27,22 @@ SKELETON_OPS = {
 }
 
 
-def add_skeleton_ops(project: Path) -> None:
+def add_skeleton_ops(project: Path, only: tuple[str, ...] | None = None) -> None:
     for op, args in SKELETON_OPS.items():
-        opgen(project, "new", op, *args)
+        if only is None or op in only:
+            opgen(project, "new", op, *args)
 
 
 WHEEL_PACKAGE = "wheel_ops"
 
 
-def build_wheel(tmp_path_factory, template_repo: Path, torch_api: str) -> tuple[Path, Path]:
-    """A project (package WHEEL_PACKAGE) with the skeleton ops, and its CPU-only wheel."""
+def build_wheel(tmp_path_factory, template_repo: Path, torch_api: str,
+                ops: tuple[str, ...] | None = None) -> tuple[Path, Path]:
+    """A project (package WHEEL_PACKAGE) with the skeleton ops (or those named), and its CPU-only wheel."""
     root = tmp_path_factory.mktemp(f"wheel-{torch_api}")
     project = copy_project(template_repo, root / "project", project_name="wheel-ops", package_name=WHEEL_PACKAGE,
                            torch_api=torch_api)
-    add_skeleton_ops(project)
+    add_skeleton_ops(project, ops)
     run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-w", str(root / "dist"),
          str(project)], cwd=project, env={"OPGEN_CPU_ONLY": "1", "MAX_JOBS": os.environ.get("MAX_JOBS", "2")})
     (wheel,) = (root / "dist").glob("*.whl")

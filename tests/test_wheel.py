@@ -51,7 +51,8 @@ def test_stable_wheel_is_abi3_and_passes_its_tests_under_other_torches(others, s
 def test_aten_wheel_refuses_another_torch_with_what_to_do(tmp_path_factory, template_repo, others, tmp_path):
     import torch
 
-    project, wheel = build_wheel(tmp_path_factory, template_repo, "aten")
+    # One op: the refusal comes from loading the extension, whatever it holds.
+    project, wheel = build_wheel(tmp_path_factory, template_repo, "aten", ops=("gelu_approx",))
     assert "abi3" not in wheel.name and "-0.1.0+cpu.torch" in wheel.name
     python, version = next(iter(others.items()))
     where, env = install_apart(python, wheel, project, tmp_path / "torch")

@@ -33,8 +33,9 @@ __all__ = ["declare", "DeclarationError", "TensorArg"]
 
 # Sizes the reduction checks run on: short rows (a warp each), long rows (a block each), empty rows and batches.
 REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 0), (0, 9), (1000, 3)]
-# A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, a cluster's of
-# 2-byte elements (16K), longer than shared memory holds (> 64K), empty rows and no rows.
+# A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, 16K (a block's or,
+# for a backward, a cluster's of 2-byte elements), 64K (a cluster's), longer than shared memory holds
+# (> 64K, odd), empty rows and no rows.
 ROWWISE_SHAPES = [
     (1,),
     (7,),
@@ -44,12 +45,13 @@ ROWWISE_SHAPES = [
     (2, 3, 100),
     (1, 4099),
     (2, 16384),
+    (2, 65536),
     (2, 70001),
     (3, 0),
     (0, 16),
 ]
 # A Triton row-wise op keeps a row in registers: rows up to 64K (the CUDA kind's > 64K case is refused).
-TRITON_ROWWISE_SHAPES = [s for s in ROWWISE_SHAPES if s[-1] <= _triton_glue.MAX_ROW] + [(2, 65536)]
+TRITON_ROWWISE_SHAPES = [s for s in ROWWISE_SHAPES if s[-1] <= _triton_glue.MAX_ROW]
 DEFAULT_DOMAIN = {"elementwise": (-4.0, 4.0), "reduction": (-1.0, 1.0), "rowwise": (-4.0, 4.0)}
 
 

@@ -4,9 +4,11 @@
 // - up to 16 vectors (128 elements of 2 bytes): 1, 4 or 8 threads per row;
 // - 128 to 512 vectors (1024 to 4096 elements of 2 bytes): a block of 64 to 256 threads per row;
 // - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
-//   vectors a thread (or of 512 threads, 2 vectors a thread, to 1024 vectors, where 8 would spill);
+//   vectors a thread;
 // - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
-//   9.0): a cluster of 2 to 8 blocks of 512 threads per row.
+//   9.0): a cluster of 2 to 8 blocks of 512 threads per row, the next row prefetched;
+// - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
+//   next row copied into shared memory ahead (cp.async) instead of registers.
 // Other rows, and functors that would spill registers there:
 // - up to 256 elements: part of a warp per row, read in place;
 // - longer rows: a block of 64 to 512 threads per row that stages the row's inputs in shared memory,
@@ -366,13 +368,47 @@ struct RegisterIn {
       if (j + kVec <= cols) {
         vectors[k] = load_vector(row + j);
       } else {
-        vectors[k] = make_uint4(0, 0, 0, 0);  // zero in every floating type
+        load_partial(k, row);
+      }
+    }
+  }
+
+  // Starts copying this thread's whole vectors of the row at `row` into shared memory, 16 bytes at a
+  // time without waiting (cp.async): vector k to slots[k * blockDim.x]. Each thread reads back only
+  // what it copied, so no barrier is needed, only __pipeline_wait_prior.
+  __device__ __forceinline__ void stage(const S* row, uint4* slots) const {
 #pragma unroll
-        for (int e = 0; e < kVec; ++e) {
-          if (j + e < cols) {
-            set_vector_element(vectors[k], e, row[j + e]);
-          }
-        }
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = base + k * stride;
+      if (j + kVec <= cols) {
+        __pipeline_memcpy_async(slots + k * blockDim.x, row + j, 16);
+      }
+    }
+  }
+
+  // Takes the row at `row` from what stage() copied to slots (its partial vector from memory).
+  __device__ __forceinline__ void load_staged(const S* row, const uint4* slots) {
+    data = row;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t j = base + k * stride;
+      if (j + kVec <= cols) {
+        vectors[k] = slots[k * blockDim.x];
+      } else {
+        load_partial(k, row);
+      }
+    }
+  }
+
+ private:
+  // Vector k where it is not wholly in the row: its elements in the row, zeros past the end.
+  __device__ __forceinline__ void load_partial(int k, const S* row) {
+    const int64_t j = base + k * stride;
+    vectors[k] = make_uint4(0, 0, 0, 0);  // zero in every floating type
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      if (j + e < cols) {
+        set_vector_element(vectors[k], e, row[j + e]);
       }
     }
   }
@@ -506,6 +542,15 @@ constexpr int kClusterVectors = OPGEN_CLUSTER_VECTORS;
 #else
 constexpr int kClusterVectors = 4;
 #endif
+// Where a functor would spill registers there (a backward: more row tensors), blocks and clusters of
+// kStagedVectors a thread that copy the next kStagedAhead rows into shared memory while working on
+// this one (kAhead in register_rows): the loads in flight cost no registers. (Measured on an H100,
+// rms_norm backward, bfloat16, rows x length: 4096 x 16384 0.270 ms against 0.329 for the
+// shared-memory kernel below, 8192 x 8192 0.272 against 0.283 for 2 vectors a thread, 1024 x 65536 in
+// clusters 0.388 against 0.407. Forwards were slower staged, with 8 vectors a thread or 4, one to
+// three rows ahead: 84-86% of a copy at 8192 elements against 95%, 61-62% at 65536 against 64%.)
+constexpr int kStagedVectors = 4;
+constexpr int kStagedAhead = 1;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 512;
@@ -561,17 +606,35 @@ struct ClusterRow {
   }
 };
 
+// The inputs a kernel copies row by row (not broadcast ones, which every row shares).
+template <typename S, int N>
+__host__ __device__ __forceinline__ int staged_row_inputs(const RowTensors<const S, N>& in) {
+  int staged = 0;
+  for (int i = 0; i < N; ++i) {
+    staged += in.row_stride[i] != 0 ? 1 : 0;
+  }
+  return staged;
+}
+
+// The next row's inputs, where register_rows prefetches them into registers.
+template <typename S, int kVecs, int N>
+struct PrefetchedInputs {
+  RegisterIn<S, kVecs> in[N > 0 ? N : 1];
+};
+struct NoPrefetch {};
+
 // The rows of a register kernel and the threads of each: kThreads lanes of a warp per row (several
 // rows a block), a block per row (kBlockRow), or a cluster of blocks per row (kClusterRow). Each
 // thread holds kVecs 16-byte vectors of each of the row's tensors in registers (every tensor's rows
 // start on 16-byte boundaries). Tensors are indexed by the packs I and O, never by a loop variable,
 // so that they stay in registers.
-template <int kThreads, int kVecs, bool kPrefetch, typename Op, typename S, int N, int K, std::size_t... I,
+template <int kThreads, int kVecs, bool kPrefetch, int kAhead, typename Op, typename S, int N, int K, std::size_t... I,
           std::size_t... O>
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
   static_assert(kRowWarp % (kThreads > 0 ? kThreads : 1) == 0, "a row's threads are lanes of one warp, or blocks");
+  static_assert(kAhead == 0 || (kThreads <= 0 && !kPrefetch), "blocks and clusters stage rows ahead, or prefetch");
   constexpr int kVec = RowLayout<S, kVecs>::kVec;
   int lanes = kThreads > 0 ? kThreads : int(blockDim.x), lane = int(threadIdx.x) % lanes;
   int64_t first_row = 0, row_step = 0;
@@ -603,22 +666,49 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   RegisterOut<S, kVecs> outs[] = {RegisterOut<S, kVecs>{out.data[O], out.cols[O], base, stride}...};
   // A broadcast input (a weight) has the same vectors for every row.
   ((in.row_stride[I] == 0 ? ins[I].load(in.data[I]) : void()), ...);
-  // With kPrefetch, the next row's inputs are loaded into a second set of registers before this
-  // row's functor runs: their loads are in flight while this row reduces (in a cluster, while it
-  // waits at the barrier) and is stored.
-  RegisterIn<S, kVecs> next[] = {ins[I]...};
-  if constexpr (kPrefetch) {
-    ((in.row_stride[I] != 0 && first_row < rows ? next[I].load(in.data[I] + first_row * in.row_stride[I]) : void()),
-     ...);
+  const auto row_of = [&](auto i, int64_t r) { return in.data[i] + r * in.row_stride[i]; };
+  // kAhead: the next kAhead rows' inputs are being copied into shared memory (this thread's vectors
+  // of each row input in a stage of kAhead + 1, stage_slots(): its own slots) while this row is
+  // worked on, so their loads are in flight through its reductions and stores, at no register cost.
+  // kPrefetch: the next row's inputs are loaded into a second set of registers instead.
+  extern __shared__ uint4 staged_vectors[];
+  int slot[N > 0 ? N : 1] = {};  // this thread's first vector of each staged input in a stage (-1: none)
+  if constexpr (kAhead > 0) {
+    int staged = 0;
+    ((slot[I] = in.row_stride[I] == 0 ? -1 : staged++ * kVecs * int(blockDim.x) + int(threadIdx.x)), ...);
   }
+  const int stage_step = staged_row_inputs(in) * kVecs * int(blockDim.x);  // vectors between stages
+  const auto stage_row = [&](int64_t r, int stage) {
+    if (r < rows) {
+      ((slot[I] >= 0 ? ins[I].stage(row_of(I, r), staged_vectors + slot[I] + stage * stage_step) : void()), ...);
+    }
+    __pipeline_commit();  // (empty past the last row: the count of groups in flight stays kAhead)
+  };
+  if constexpr (kAhead > 0) {
+    for (int a = 0; a < kAhead; ++a) {
+      stage_row(first_row + a * row_step, a);
+    }
+  }
+  std::conditional_t<kPrefetch, PrefetchedInputs<S, kVecs, N>, NoPrefetch> next;
+  if constexpr (kPrefetch) {
+    ((next.in[I] = ins[I]), ...);
+    ((in.row_stride[I] != 0 && first_row < rows ? next.in[I].load(row_of(I, first_row)) : void()), ...);
+  }
+  int stage = 0;
   for (int64_t r = first_row; r < rows; r += row_step) {
-    if constexpr (kPrefetch) {
-      ((in.row_stride[I] != 0 ? (ins[I] = next[I], void()) : void()), ...);
+    if constexpr (kAhead > 0) {
+      // The stage refilled is the one the previous row was taken from (this thread's own reads).
+      stage_row(r + kAhead * row_step, stage == 0 ? kAhead : stage - 1);
+      __pipeline_wait_prior(kAhead);  // this row's copies landed
+      ((slot[I] >= 0 ? ins[I].load_staged(row_of(I, r), staged_vectors + slot[I] + stage * stage_step) : void()), ...);
+      stage = stage == kAhead ? 0 : stage + 1;
+    } else if constexpr (kPrefetch) {
+      ((in.row_stride[I] != 0 ? (ins[I] = next.in[I], void()) : void()), ...);
       if (r + row_step < rows) {
-        ((in.row_stride[I] != 0 ? next[I].load(in.data[I] + (r + row_step) * in.row_stride[I]) : void()), ...);
+        ((in.row_stride[I] != 0 ? next.in[I].load(row_of(I, r + row_step)) : void()), ...);
       }
     } else {
-      ((in.row_stride[I] != 0 ? ins[I].load(in.data[I] + r * in.row_stride[I]) : void()), ...);
+      ((in.row_stride[I] != 0 ? ins[I].load(row_of(I, r)) : void()), ...);
     }
     ((outs[O].data = out.data[O] == nullptr ? nullptr : out.data[O] + r * out.row_stride[O],
       outs[O].in_registers = false),
@@ -632,12 +722,12 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 }
 
 // (A block or cluster per row: register_row_block and register_row_min_blocks set its register budget.)
-template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false>
+template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false, int kAhead = 0>
 __global__ void __launch_bounds__(kThreads <= 0 ? register_row_block(kVecs) : kRegisterBlock,
                                   kThreads <= 0 ? register_row_min_blocks(kVecs, kPrefetch) : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
-  register_rows<kThreads, kVecs, kPrefetch>(op, rows, in, out, std::make_index_sequence<N>{},
-                                            std::make_index_sequence<K>{});
+  register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
+                                                    std::make_index_sequence<K>{});
 }
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -676,11 +766,21 @@ bool built_for_clusters() {
   return kernel_attributes<kKernel>().ptxVersion >= 90;
 }
 
+// Lets kernel have `bytes` of dynamic shared memory: past 48 KB with its static shared memory (at
+// most 1 KB here: the reductions'), a kernel must ask.
+template <typename Kernel>
+void allow_shared_bytes(Kernel kernel, int64_t bytes) {
+  if (bytes > 47 * 1024) {
+    OPGEN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+  }
+}
+
 // Launches a cluster kernel: blocks_per_row blocks of `threads` a cluster, as many clusters as stay
 // resident (each loops over rows).
 template <typename Kernel, typename Op, typename S, int N, int K>
-void launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks_per_row, const Op& op, int64_t rows,
-                     const RowTensors<const S, N>& in, const RowTensors<S, K>& out) {
+void launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks_per_row, int64_t shared_bytes,
+                     const Op& op, int64_t rows, const RowTensors<const S, N>& in, const RowTensors<S, K>& out) {
+  allow_shared_bytes(kernel, shared_bytes);
   cudaLaunchAttribute cluster{};
   cluster.id = cudaLaunchAttributeClusterDimension;
   cluster.val.clusterDim.x = unsigned(blocks_per_row);
@@ -688,6 +788,7 @@ void launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks
   cudaLaunchConfig_t config{};
   config.gridDim = dim3(unsigned(blocks_per_row));
   config.blockDim = dim3(unsigned(threads));
+  config.dynamicSmemBytes = size_t(shared_bytes);
   config.stream = stream;
   config.attrs = &cluster;
   config.numAttrs = 1;
@@ -723,14 +824,26 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // rows: blocks of 8 warps and up (they keep the weight and skip block starts), and blocks of less
   // than 4 KB of rows (too little work to pay for a start). (Measured on an H100: otherwise a grid
   // of all the rows' blocks keeps memory busier, finished blocks making room for new ones.)
-  const auto registers = [&](auto kernel, int threads, int64_t rows_per_block) {
-    const bool resident = rows_per_block == 1 ? threads >= 8 * kRowWarp : rows_per_block * vectors * 16 < 4096;
+  // (A kernel staging rows ahead, in shared_bytes, loops over rows: its blocks are resident.)
+  const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0) {
+    const bool resident =
+        shared_bytes > 0 || (rows_per_block == 1 ? threads >= 8 * kRowWarp : rows_per_block * vectors * 16 < 4096);
+    allow_shared_bytes(kernel, shared_bytes);
     const auto blocks =
         resident
-            ? resident_blocks(kernel, threads, 0, rows, rows_per_block)
+            ? resident_blocks(kernel, threads, shared_bytes, rows, rows_per_block)
             : static_cast<unsigned int>(std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, INT32_MAX));
-    kernel<<<blocks, threads, 0, stream>>>(op, rows, in, out);
+    kernel<<<blocks, threads, size_t(shared_bytes), stream>>>(op, rows, in, out);
     OPGEN_CUDA_LAUNCH_CHECK();
+  };
+  // The shared memory of a kernel staging `ahead` rows ahead, vectors_a_thread 16-byte vectors of
+  // each row input a thread, and whether a block may have that much (beside its reductions' own).
+  const int64_t staged_inputs = staged_row_inputs(in);
+  const auto staged_bytes = [&](int ahead, int vectors_a_thread, int threads) {
+    return ahead == 0 ? 0 : int64_t(ahead + 1) * staged_inputs * vectors_a_thread * threads * 16;
+  };
+  const auto shared_fits = [&](int64_t bytes) {
+    return bytes <= device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;
   };
   constexpr auto k1 = register_rows_kernel<1, 2, Op, S, N, K>;
   constexpr auto k4 = register_rows_kernel<4, 2, Op, S, N, K>;
@@ -753,9 +866,10 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
   // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
-  // 2 vectors and up to 512 threads where that would spill: backward functors); past what a block
-  // holds, for 2-byte types on devices with clusters, a cluster of 2 to 8 blocks of 512 threads per
-  // row, kClusterVectors a thread with the next row prefetched (else 2, without). (Measured on an
+  // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
+  // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
+  // blocks of 512 threads per row, kClusterVectors a thread with the next row prefetched (else
+  // kStagedVectors staging it). (Measured on an
   // H100, rms_norm forward against a copy, bfloat16: 2 vectors a thread 98-99% at 1024 and 96% at
   // 2048 elements, 92% at 4096; 8 vectors a thread 95% at 8192 (4 with prefetch, one block an SM:
   // 88%) and 86% at 16384 (4 with prefetch: 88%); clusters of 4 blocks x 4 vectors with prefetch 64%
@@ -763,6 +877,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // cluster's barrier at each reduction is what is left). float32 rows of 16384 are staged, 70%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
+  constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
   const auto block_threads = [&](int vectors_a_thread) {
     int threads = kRowWarp;
     while (int64_t(threads) * vectors_a_thread < vectors) {
@@ -778,28 +893,36 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     if (vectors <= kRowVectors * register_row_block(kRowVectors) && fits_in_registers<kLongBlock>()) {
       return registers(kLongBlock, block_threads(kRowVectors), 1);
     }
+    const int staged_threads = block_threads(kStagedVectors);
+    const int64_t staged_block_bytes = staged_bytes(kStagedAhead, kStagedVectors, staged_threads);
+    if (vectors <= kStagedVectors * register_row_block(kStagedVectors) && fits_in_registers<kStagedBlock>() &&
+        shared_fits(staged_block_bytes)) {
+      return registers(kStagedBlock, staged_threads, 1, staged_block_bytes);
+    }
     if (vectors <= most_short && fits_in_registers<kShortBlock>()) {
       return registers(kShortBlock, block_threads(2), 1);
     }
   }
   if constexpr (sizeof(S) == 2) {
-    constexpr auto kCluster = register_rows_kernel<kClusterRow, 2, Op, S, N, K>;
     constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
-    const auto clusters = [&](auto kernel, int vectors_a_thread) {
+    constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
+    const int64_t staged_cluster_bytes = staged_bytes(kStagedAhead, kStagedVectors, register_row_block(kStagedVectors));
+    const auto clusters = [&](auto kernel, int vectors_a_thread, int64_t shared_bytes) {
       const int64_t most = int64_t(vectors_a_thread) * register_row_block(vectors_a_thread);
       int blocks_per_row = 2;
       while (most * blocks_per_row < vectors) {
         blocks_per_row *= 2;
       }
-      launch_clusters(kernel, stream, register_row_block(vectors_a_thread), blocks_per_row, op, rows, in, out);
+      launch_clusters(kernel, stream, register_row_block(vectors_a_thread), blocks_per_row, shared_bytes, op, rows, in,
+                      out);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
-        device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kCluster>()) {
+        device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
       if (fits_in_registers<kLongCluster>()) {
-        return clusters(kLongCluster, kClusterVectors);
+        return clusters(kLongCluster, kClusterVectors, 0);
       }
-      if (fits_in_registers<kCluster>()) {
-        return clusters(kCluster, 2);
+      if (fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes)) {
+        return clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes);
       }
     }
   }
@@ -832,9 +955,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   const int buffers = shared == 0 || shared > most ? 0 : (2 * shared <= kDoubleBuffered ? 2 : 1);
   const int64_t bytes = buffers * shared;
   const auto launch = [&](auto kernel) {
-    if (bytes > 48 * 1024) {
-      OPGEN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-    }
+    allow_shared_bytes(kernel, bytes);
     kernel<<<resident_blocks(kernel, threads, bytes, rows, 1), threads, size_t(bytes), stream>>>(
         op, rows, in, out, shared / int64_t(sizeof(S)));
   };

@@ -7,8 +7,9 @@
 // (at::_addmm_activation is not used here: on CPU it applies the exact erf GELU, not the tanh one.)
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/addmm.h>
 
 #include "common/cpu_loops.h"
 #include "fused_linear_gelu/fused_linear_gelu.h"

@@ -10,8 +10,10 @@
 // it (batch x out_features), then dz = GELU'(z) * grad through gelu_approx's backward kernel.
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/mm.h>
 #include <torch/autograd.h>
 
 #include "fused_linear_gelu/fused_linear_gelu.h"

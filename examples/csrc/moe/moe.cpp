@@ -6,7 +6,13 @@
 // softmax over the token's top_k logits. Forward only.
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/nonzero.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/topk.h>
+#include <ATen/ops/zeros.h>
 
 #include "common/checks.h"
 #include "moe/moe.h"
@@ -51,15 +57,15 @@ at::Tensor forward_cpu(const at::Tensor& x, const at::Tensor& gate_weight, const
   // Sum each token's top_k expert outputs in the router's precision, round once at the end.
   at::Tensor y = at::zeros({s.tokens, s.hidden}, x.options().dtype(acc));
   for (int64_t e = 0; e < s.experts; ++e) {
-    const at::Tensor routed = at::nonzero(top_experts == e);  // (n, 2): token, slot
+    const at::Tensor routed = at::nonzero(top_experts.eq(e));  // (n, 2): token, slot
     if (routed.size(0) == 0) {
       continue;
     }
     const at::Tensor tokens = routed.select(1, 0);
     const at::Tensor h = at::gelu(at::mm(x.index_select(0, tokens), w1[e].t()), "tanh");
     const at::Tensor out = at::mm(h, w2[e].t()).to(acc);
-    const at::Tensor p = weights.view(-1).index_select(0, tokens * top_k + routed.select(1, 1)).unsqueeze(1);
-    y.index_add_(0, tokens, out * p);
+    const at::Tensor p = weights.view(-1).index_select(0, tokens.mul(top_k).add(routed.select(1, 1))).unsqueeze(1);
+    y.index_add_(0, tokens, out.mul(p));
   }
   return y.to(x.scalar_type());
 }

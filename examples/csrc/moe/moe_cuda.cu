@@ -18,7 +18,6 @@
 
 #include <ATen/Dispatch.h>
 #include <ATen/OpMathType.h>
-#include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/cuda/CUDAContextLight.h>
 #include <ATen/ops/_addmm_activation.h>
@@ -287,7 +286,7 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
                                                      counts.mutable_data_ptr<int32_t>());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   const at::Tensor ends = at::cumsum(counts.view(-1), 0, at::kInt).view({s.experts, segments});
-  const at::Tensor starts = ends - counts;
+  const at::Tensor starts = ends.sub(counts);
   at::Tensor token_of_row = at::empty({pairs}, int_options);
   at::Tensor row_of_pair = at::empty({pairs}, int_options);
   scatter_kernel<<<sort_blocks, kThreads, 0, stream>>>(
