@@ -56,7 +56,7 @@ def assert_moe_close(actual, inputs, top_k):
     """actual against the float64 reference within moe's error model (SPEC.error_bound: an output near
     zero is the cancellation of larger terms, and carries their rounding errors; seen without it: 1
     of 1.28M float32 elements 1.007e-06 off where atol + rtol * |y| allowed 1.006e-06)."""
-    args = {**dict(zip(("x", "gate_weight", "w1", "w2"), inputs)), "top_k": top_k}
+    args = dict(zip(SPEC.args, (*inputs, top_k)))  # named as the declaration names them
     bound = testing.error_bound(SPEC, args, actual.dtype)
     testing.assert_matches(SPEC, actual, expected_of(*inputs, top_k), actual.dtype, bound=bound)
 

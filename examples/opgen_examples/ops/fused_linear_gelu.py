@@ -12,6 +12,7 @@ from torch import Tensor
 
 from .._declare import TensorArg, declare
 from .._error_model import carried_error, rounding_error, rounding_tolerance, sum_error
+from ._gelu_error import EPILOGUE_TAIL_ERROR, GELU_MAX_CURVATURE, GELU_MAX_SLOPE
 
 __all__ = ["fused_linear_gelu"]
 
@@ -44,15 +45,6 @@ def _in_features(shape: tuple) -> int:
     return _x_and_out(shape)[0][-1]
 
 
-# The tanh GELU's steepest slope (at z = 1.42) and curvature (at z = 0), bounding how an error in its
-# argument z = x @ weight.T + bias moves its value and its derivative.
-_GELU_MAX_SLOPE = 1.129
-_GELU_MAX_CURVATURE = 0.798
-# cuBLASLt's GELU epilogue (the 16-bit CUDA path) is within one unit in the last place of the tanh
-# GELU, except for z < -3, where it returns values near zero: off by at most 7.6e-6 on an H100.
-_EPILOGUE_TAIL_ERROR = 1e-5
-
-
 def _linear(dtype: torch.dtype, x: Tensor, weight: Tensor, bias: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     """x as a matrix, z = x @ weight.T + bias, and the error of z as the kernels compute it: an
     in_features-term dot product in float32 (float64 for float64), then at most two roundings to
@@ -71,8 +63,8 @@ def _linear(dtype: torch.dtype, x: Tensor, weight: Tensor, bias: Tensor) -> tupl
 def error_bound(dtype: torch.dtype, x: Tensor, weight: Tensor, bias: Tensor) -> Tensor:
     """What a correct fused_linear_gelu adds to the rounding of its output; see _error_model.py."""
     _, _, z_error = _linear(dtype, x, weight, bias)
-    tail = _EPILOGUE_TAIL_ERROR if dtype in (torch.float16, torch.bfloat16) else 0.0
-    return (_GELU_MAX_SLOPE * z_error + tail).reshape(*x.shape[:-1], weight.shape[0])
+    tail = EPILOGUE_TAIL_ERROR if dtype in (torch.float16, torch.bfloat16) else 0.0
+    return (GELU_MAX_SLOPE * z_error + tail).reshape(*x.shape[:-1], weight.shape[0])
 
 
 def grad_error_bound(dtype: torch.dtype, grad: Tensor, x: Tensor, weight: Tensor, bias: Tensor) -> dict[str, Tensor]:
@@ -82,7 +74,7 @@ def grad_error_bound(dtype: torch.dtype, grad: Tensor, x: Tensor, weight: Tensor
     g = grad.reshape(z.shape)
     z = z.requires_grad_()
     (dz,) = torch.autograd.grad(torch.nn.functional.gelu(z, approximate="tanh"), z, g)
-    dz_error = (_GELU_MAX_CURVATURE * g.abs() * z_error + rounding_error(dz, dtype)).square()
+    dz_error = (GELU_MAX_CURVATURE * g.abs() * z_error + rounding_error(dz, dtype)).square()
     dx = carried_error(dz_error @ weight.square()) + sum_error(dz.abs() @ weight.abs(), weight.shape[0], dtype)
     dweight = carried_error(dz_error.t() @ x2d.square()) + sum_error(dz.abs().t() @ x2d.abs(), x2d.shape[0], dtype)
     dbias = carried_error(dz_error.sum(0)) + sum_error(dz.abs().sum(0), x2d.shape[0], dtype)

@@ -7,6 +7,7 @@ from torch import Tensor
 
 from .._declare import TensorArg, declare
 from .._error_model import carried_error, rounding_error, sum_error
+from ._gelu_error import EPILOGUE_TAIL_ERROR, GELU_MAX_SLOPE
 
 __all__ = ["moe"]
 
@@ -28,12 +29,6 @@ def reference(x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int
     return y.to(x.dtype)
 
 
-# As in fused_linear_gelu (whose module declares its own op, so not imported): the tanh GELU's
-# steepest slope, and how far cuBLASLt's GELU epilogue (moe's per-expert 16-bit path) may be from it.
-_GELU_MAX_SLOPE = 1.129
-_EPILOGUE_TAIL_ERROR = 1e-5
-
-
 def error_bound(dtype: torch.dtype, x: Tensor, gate_weight: Tensor, w1: Tensor, w2: Tensor, top_k: int) -> Tensor:
     """What a correct moe adds to the rounding of its output (see _error_model.py): each expert's first
     product (d terms) through GELU (16-bit: cuBLASLt's epilogue), h stored in the dtype, the second
@@ -43,7 +38,7 @@ def error_bound(dtype: torch.dtype, x: Tensor, gate_weight: Tensor, w1: Tensor, 
     top, experts = (x @ gate_weight.t()).topk(top_k, dim=-1)
     p = top.softmax(dim=-1)
     bound, weighted = torch.zeros_like(x), torch.zeros_like(x)
-    tail = _EPILOGUE_TAIL_ERROR if dtype in (torch.float16, torch.bfloat16) else 0.0
+    tail = EPILOGUE_TAIL_ERROR if dtype in (torch.float16, torch.bfloat16) else 0.0
     for e in range(gate_weight.shape[0]):
         tokens, slots = torch.where(experts == e)
         if tokens.numel() == 0:
@@ -51,7 +46,7 @@ def error_bound(dtype: torch.dtype, x: Tensor, gate_weight: Tensor, w1: Tensor, 
         rows = x[tokens]
         h = F.gelu(rows @ w1[e].t(), approximate="tanh")
         z_error = sum_error(rows.abs() @ w1[e].abs().t(), hidden, dtype)
-        h_error = _GELU_MAX_SLOPE * z_error + tail + rounding_error(h, dtype)
+        h_error = GELU_MAX_SLOPE * z_error + tail + rounding_error(h, dtype)
         out = h @ w2[e].t()
         out_error = (carried_error(h_error.square() @ w2[e].square().t())
                      + sum_error(h.abs() @ w2[e].abs().t(), ffn, dtype) + rounding_error(out, dtype))
