@@ -1,11 +1,13 @@
 """Helpers for the tests: template snapshots, copier runs, opgen runs, project builds."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,24 +218,32 @@ def collected_tests(output: str) -> list[str]:
     return [line for line in output.splitlines() if "::" in line]
 
 
-def collect(pytest: list[str], cwd: Path, env: dict | None, *selection: str) -> list[str]:
-    """The node ids that the pytest command `pytest` collects (none selected is no error here)."""
-    result = subprocess.run([*pytest, "--collect-only", *selection], cwd=cwd, env={**os.environ, **(env or {})},
-                            capture_output=True, text=True, timeout=600)
-    if result.returncode not in (0, 5):  # 5: no test selected
-        raise AssertionError(f"collecting {' '.join(pytest)} failed:\n{result.stdout[-8000:]}\n{result.stderr[-8000:]}")
-    return collected_tests(result.stdout)
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+
+def run_collecting(pytest: list[str], cwd: Path, env: dict | None = None,
+                   check: bool = True) -> tuple[str, list[str], list[str]]:
+    """Runs the pytest command `pytest` with -rs: (its output, the node ids it collected, those of them
+    with a skip condition: skipif marks, requires_cuda and the like, on them or their parameters, and
+    skip marks, pytest's for an empty parameter set, say), read by plugins/collection_report.py."""
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "collected.json"
+        path = os.pathsep.join(filter(None, [str(PLUGINS), (env or {}).get("PYTHONPATH", os.environ.get("PYTHONPATH"))]))
+        env = {**(env or {}), "OPGEN_COLLECTION_REPORT": str(report), "PYTHONPATH": path}
+        command = [*pytest[:3], "-p", "collection_report", *pytest[3:], "-rs"]
+        if check:
+            output = run(command, cwd=cwd, env=env).stdout
+        else:
+            output = subprocess.run(command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True).stdout
+        found = json.loads(report.read_text())
+    return output, found["collected"], found["conditional"]
 
 
 def run_project_tests(cwd: Path, *args: str, python: str = sys.executable, env: dict | None = None) -> str:
     """Runs a project's pytest (args: what to run) and checks the run against its collection and
     this machine's expected skips; prints the closing line and the skips by reason, returns the line."""
     pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args]
-    collected = collect(pytest, cwd, env)
-    # The tests with a skip condition: skipif marks (requires_cuda and the like) on them or their
-    # parameters, and skip marks (pytest's for an empty parameter set, say).
-    conditional = collect(pytest, cwd, env, "-m", "skipif or skip")
-    output = run([*pytest, "-rs"], cwd=cwd, env=env).stdout
+    output, collected, conditional = run_collecting(pytest, cwd, env)
     check_pytest_run(output, collected, conditional, expected_skips(python))
     closing = output.strip().splitlines()[-1]
     print(f"{closing} of {len(collected)} collected ({len(conditional)} with a skip condition); "

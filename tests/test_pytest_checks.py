@@ -2,12 +2,11 @@
 where CPU tests skipped, whatever reason they give, and pass one where only the CUDA tests did."""
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import pytest
 
-from helpers import REPO, check_pytest_run, collect, expected_skips_with, skip_reasons
+from helpers import REPO, check_pytest_run, expected_skips_with, run_collecting, skip_reasons
 
 NO_GPU = expected_skips_with(gpus=0, major=0)
 ONE_HOPPER = expected_skips_with(gpus=1, major=9)
@@ -127,8 +126,7 @@ def test_real_pytest_skip_lines_are_read(tmp_path):
         "@pytest.mark.skipif(True, reason='needs a CUDA device with 24 GiB')\n"
         "def test_offsets_past_two_to_the_31():\n    pass\n")
     pytest_run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_some.py"]
-    collected, conditional = collect(pytest_run, tmp_path, None), collect(pytest_run, tmp_path, None, "-m", "skipif")
+    output, collected, conditional = run_collecting(pytest_run, tmp_path, check=False)
     assert len(collected) == 5 and len(conditional) == 3
-    output = subprocess.run([*pytest_run, "-rs"], cwd=tmp_path, capture_output=True, text=True).stdout
     assert skip_reasons(output) == {NO_CUDA: 2, "needs a CUDA device with 24 GiB": 1}
     check_pytest_run(output, collected, conditional, NO_GPU)

@@ -55,7 +55,9 @@ def test_without_triton_the_ops_import_and_their_cpu_path_passes(project, tmp_pa
     env = {"OPGEN_JIT": "scaled_sigmoid,centered", "OPGEN_CPU_ONLY": "1", "PYTHONPATH": str(blocked.parent)}
     code = f"import {PACKAGE}._triton as t\nassert not t.AVAILABLE\nprint(t.missing_triton('scaled_sigmoid'))\n"
     assert "written in Triton, which is not installed" in run([sys.executable, "-c", code], cwd=project, env=env).stdout
-    run_project_tests(project, "tests/test_opgen_conformance.py", "tests/test_opgen_package.py", env=env)
+    # (Less the AOTInductor package: it compiles the same CPU path with Triton or without, 11 s here.)
+    run_project_tests(project, "tests/test_opgen_conformance.py", "tests/test_opgen_package.py", "-k", "not aoti",
+                      env=env)
 
 
 @pytest.mark.skipif(not HAS_TRITON, reason="Triton is not installed (this torch has none): its interpreter cannot run")

@@ -17,10 +17,13 @@ import os
 import torch
 from torch.utils import cpp_extension
 
+# Each source includes what it uses (no_implicit_headers below): load_inline would otherwise put
+# <torch/extension.h> first, most of a CPU compile (here 50 s of g++ against 13).
 CPP_SOURCE = r"""
-#include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_like.h>
 #include <torch/library.h>
 
 namespace inline_demo {
@@ -129,6 +132,7 @@ def main() -> None:
         extra_cuda_cflags=["-O3"],
         with_cuda=with_cuda,
         is_python_module=False,  # a plain shared library: its TORCH_LIBRARY blocks register the op
+        no_implicit_headers=True,
     )
     op = torch.ops.inline_demo.vector_add
     devices = ["cpu"] + (["cuda"] if with_cuda else [])

@@ -79,6 +79,10 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
     """The config stored for this launch, or None to let the autotuner pick (and remember) one."""
     if INTERPRET:  # the interpreter runs one config, untimed: the first
         kwargs = {k: v for k, v in first.items() if k not in ("num_warps", "num_stages")}
+        if "ROWS" in kwargs and isinstance(key_values[0], int):  # row-wise: key_values[0] is the row's BLOCK
+            # Tiles of rows as on a GPU (up to 16K elements): each program interpreted costs milliseconds,
+            # and a tile past the last row checks the row mask.
+            kwargs["ROWS"] = max(1, min(256, 16384 // key_values[0]))
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
     if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1" or not _concrete(key_values):
         # torch.compile autotunes the kernel itself (its fake run sees symbolic sizes); a tuning
