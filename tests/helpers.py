@@ -213,16 +213,10 @@ def check_pytest_run(output: str, collected: list[str], conditional: list[str], 
     assert not problems, "\n".join(problems) + "\n" + output[-6000:]
 
 
-def collected_tests(output: str) -> list[str]:
-    """The node ids that `pytest -q --collect-only` lists."""
-    return [line for line in output.splitlines() if "::" in line]
-
-
 PLUGINS = Path(__file__).resolve().parent / "plugins"
 
 
-def run_collecting(pytest: list[str], cwd: Path, env: dict | None = None,
-                   check: bool = True) -> tuple[str, list[str], list[str]]:
+def run_collecting(pytest: list[str], cwd: Path, env: dict | None = None) -> tuple[str, list[str], list[str]]:
     """Runs the pytest command `pytest` with -rs: (its output, the node ids it collected, those of them
     with a skip condition: skipif marks, requires_cuda and the like, on them or their parameters, and
     skip marks, pytest's for an empty parameter set, say), read by plugins/collection_report.py."""
@@ -231,10 +225,7 @@ def run_collecting(pytest: list[str], cwd: Path, env: dict | None = None,
         path = os.pathsep.join(filter(None, [str(PLUGINS), (env or {}).get("PYTHONPATH", os.environ.get("PYTHONPATH"))]))
         env = {**(env or {}), "OPGEN_COLLECTION_REPORT": str(report), "PYTHONPATH": path}
         command = [*pytest[:3], "-p", "collection_report", *pytest[3:], "-rs"]
-        if check:
-            output = run(command, cwd=cwd, env=env).stdout
-        else:
-            output = subprocess.run(command, cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True).stdout
+        output = run(command, cwd=cwd, env=env).stdout
         found = json.loads(report.read_text())
     return output, found["collected"], found["conditional"]
 

@@ -126,7 +126,7 @@ def test_real_pytest_skip_lines_are_read(tmp_path):
         "@pytest.mark.skipif(True, reason='needs a CUDA device with 24 GiB')\n"
         "def test_offsets_past_two_to_the_31():\n    pass\n")
     pytest_run = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_some.py"]
-    output, collected, conditional = run_collecting(pytest_run, tmp_path, check=False)
+    output, collected, conditional = run_collecting(pytest_run, tmp_path)
     assert len(collected) == 5 and len(conditional) == 3
     assert skip_reasons(output) == {NO_CUDA: 2, "needs a CUDA device with 24 GiB": 1}
     check_pytest_run(output, collected, conditional, NO_GPU)

@@ -29,7 +29,7 @@ from ._triton import tl, triton
 MAX_ROW = 65536  # a row-wise Triton op keeps a row in registers: longer rows take the CUDA row-wise kind
 # Elementwise: elements a program handles; row-wise: rows a program handles (its BLOCK is the row's power of 2).
 ELEMENTWISE_CONFIGS = [{"BLOCK": b, "num_warps": w} for b in (1024, 2048, 4096) for w in (4, 8)]
-MAX_ROWS = 256
+MAX_ROWS, MAX_ROW_TILE = _triton.MAX_ROWS, _triton.MAX_ROW_TILE
 ROWWISE_CONFIGS = [{"ROWS": 1 << r, "num_warps": w} for r in range(9) for w in (1, 2, 4, 8, 16, 32)]
 
 
@@ -41,10 +41,10 @@ def _row_configs_that_fit(configs, named_args, **kwargs):
     for config in configs:
         rows, threads = config.kwargs["ROWS"], config.num_warps * 32
         tile = rows * block
-        if block >= 16384:
+        if block >= MAX_ROW_TILE:
             keep = rows == 1 and threads >= 512
         else:
-            keep = (2048 <= tile or rows == MAX_ROWS) and tile <= 16384 and 8 <= tile / threads <= 32
+            keep = (2048 <= tile or rows == MAX_ROWS) and tile <= MAX_ROW_TILE and 8 <= tile / threads <= 32
         if keep:
             kept.append(config)
     return kept or configs[:1]

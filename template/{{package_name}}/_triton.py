@@ -60,6 +60,11 @@ def next_power_of_2(n: int) -> int:
     return power
 
 
+# A row-wise kernel's tile: at most MAX_ROWS rows, at most MAX_ROW_TILE elements (past that, a row a program).
+MAX_ROWS = 256
+MAX_ROW_TILE = 16384
+
+
 # ---- launching: a stored config for this GPU and size class, else the autotuner's pick ----------
 @functools.cache
 def tuned_configs(op: str) -> dict:
@@ -82,7 +87,7 @@ def stored_config(op: str, kernel: str, key_values: tuple, dtype: torch.dtype, f
         if "ROWS" in kwargs and isinstance(key_values[0], int):  # row-wise: key_values[0] is the row's BLOCK
             # Tiles of rows as on a GPU (up to 16K elements): each program interpreted costs milliseconds,
             # and a tile past the last row checks the row mask.
-            kwargs["ROWS"] = max(1, min(256, 16384 // key_values[0]))
+            kwargs["ROWS"] = max(1, min(MAX_ROWS, MAX_ROW_TILE // key_values[0]))
         return {"kwargs": kwargs, "num_warps": first.get("num_warps", 4), "num_stages": first.get("num_stages", 1)}
     if torch.compiler.is_compiling() or os.environ.get(RETUNE_ENV) == "1" or not _concrete(key_values):
         # torch.compile autotunes the kernel itself (its fake run sees symbolic sizes); a tuning

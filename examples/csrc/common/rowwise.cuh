@@ -667,9 +667,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   // A broadcast input (a weight) has the same vectors for every row.
   ((in.row_stride[I] == 0 ? ins[I].load(in.data[I]) : void()), ...);
   const auto row_of = [&](auto i, int64_t r) { return in.data[i] + r * in.row_stride[i]; };
-  // kAhead: the next kAhead rows' inputs are being copied into shared memory (this thread's vectors
-  // of each row input in a stage of kAhead + 1, stage_slots(): its own slots) while this row is
-  // worked on, so their loads are in flight through its reductions and stores, at no register cost.
+  // kAhead: the next kAhead rows' inputs are being copied into shared memory (into one of kAhead + 1
+  // stages, each holding this thread's vectors of each row input in slots of its own) while this row
+  // is worked on, so their loads are in flight through its reductions and stores, at no register cost.
   // kPrefetch: the next row's inputs are loaded into a second set of registers instead.
   extern __shared__ uint4 staged_vectors[];
   int slot[N > 0 ? N : 1] = {};  // this thread's first vector of each staged input in a stage (-1: none)
@@ -836,13 +836,14 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     kernel<<<blocks, threads, size_t(shared_bytes), stream>>>(op, rows, in, out);
     OPGEN_CUDA_LAUNCH_CHECK();
   };
-  // The shared memory of a kernel staging `ahead` rows ahead, vectors_a_thread 16-byte vectors of
-  // each row input a thread, and whether a block may have that much (beside its reductions' own).
+  // The shared memory of a staging kernel of `threads` threads a block (kStagedAhead + 1 stages of
+  // kStagedVectors 16-byte vectors a thread of each row input), and whether a block may have
+  // `bytes` (beside its reductions' own).
   const int64_t staged_inputs = staged_row_inputs(in);
-  const auto staged_bytes = [&](int ahead, int vectors_a_thread, int threads) {
-    return ahead == 0 ? 0 : int64_t(ahead + 1) * staged_inputs * vectors_a_thread * threads * 16;
+  const auto staged_bytes = [&](int threads) {
+    return int64_t(kStagedAhead + 1) * staged_inputs * kStagedVectors * threads * 16;
   };
-  const auto shared_fits = [&](int64_t bytes) {
+  const auto shared_fits = [](int64_t bytes) {
     return bytes <= device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;
   };
   constexpr auto k1 = register_rows_kernel<1, 2, Op, S, N, K>;
@@ -894,7 +895,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       return registers(kLongBlock, block_threads(kRowVectors), 1);
     }
     const int staged_threads = block_threads(kStagedVectors);
-    const int64_t staged_block_bytes = staged_bytes(kStagedAhead, kStagedVectors, staged_threads);
+    const int64_t staged_block_bytes = staged_bytes(staged_threads);
     if (vectors <= kStagedVectors * register_row_block(kStagedVectors) && fits_in_registers<kStagedBlock>() &&
         shared_fits(staged_block_bytes)) {
       return registers(kStagedBlock, staged_threads, 1, staged_block_bytes);
@@ -906,7 +907,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if constexpr (sizeof(S) == 2) {
     constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
     constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
-    const int64_t staged_cluster_bytes = staged_bytes(kStagedAhead, kStagedVectors, register_row_block(kStagedVectors));
+    const int64_t staged_cluster_bytes = staged_bytes(register_row_block(kStagedVectors));
     const auto clusters = [&](auto kernel, int vectors_a_thread, int64_t shared_bytes) {
       const int64_t most = int64_t(vectors_a_thread) * register_row_block(vectors_a_thread);
       int blocks_per_row = 2;
@@ -954,8 +955,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // This kernel is the fallback: for aligned bfloat16 rows of 8192 to 65536 it measured 27-62%
   // against 64-95% for the register kernels.)
   constexpr int64_t kDoubleBuffered = 160 * 1024;
-  const int64_t most = device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;  // the reductions' own
-  const int buffers = shared == 0 || shared > most ? 0 : (2 * shared <= kDoubleBuffered ? 2 : 1);
+  const int buffers = shared == 0 || !shared_fits(shared) ? 0 : (2 * shared <= kDoubleBuffered ? 2 : 1);
   const int64_t bytes = buffers * shared;
   const auto launch = [&](auto kernel) {
     allow_shared_bytes(kernel, bytes);
