@@ -6,7 +6,8 @@
 // - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
 //   vectors a thread;
 // - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
-//   9.0): a cluster of 2 to 8 blocks of 512 threads per row, the next row prefetched;
+//   9.0): a cluster of 2 to 8 blocks of 512 threads per row, the next row prefetched, the blocks'
+//   totals exchanged through mailboxes (st.async and an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers.
 // Other rows, and functors that would spill registers there:
@@ -529,7 +530,7 @@ constexpr int kRegisterBlock = 128;
 // kShortBlockRow vectors: more a thread keep more loads in flight, and leave fewer warps waiting at
 // each of the row's reductions, at the cost of registers. Where a cluster of blocks is a row,
 // kClusterVectors a thread, loading the next row while this one reduces (kPrefetch in
-// register_rows): the cluster's barrier at each reduction holds every block of the row. (A build may
+// register_rows): each reduction waits for every block of the row. (A build may
 // set them, e.g. -DOPGEN_ROW_VECTORS=4 -DOPGEN_CLUSTER_VECTORS=2, to compare.) Shorter rows a block
 // holds 2 vectors a thread.
 #ifdef OPGEN_ROW_VECTORS
@@ -547,8 +548,9 @@ constexpr int kClusterVectors = 4;
 // this one (kAhead in register_rows): the loads in flight cost no registers. (Measured on an H100,
 // rms_norm backward, bfloat16, rows x length: 4096 x 16384 0.270 ms against 0.329 for the
 // shared-memory kernel below, 8192 x 8192 0.272 against 0.283 for 2 vectors a thread, 1024 x 65536 in
-// clusters 0.388 against 0.407. Forwards were slower staged, with 8 vectors a thread or 4, one to
-// three rows ahead: 84-86% of a copy at 8192 elements against 95%, 61-62% at 65536 against 64%.)
+// clusters 0.388 against 0.407 (0.23 since clusters reduce through mailboxes). Forwards were no
+// faster staged, with 8 vectors a thread or 4, one to three rows ahead: 79-84% of a copy at 16384
+// and 65536 elements against 84-87%, with mailboxes.)
 constexpr int kStagedVectors = 4;
 constexpr int kStagedAhead = 1;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
@@ -570,27 +572,88 @@ constexpr int kClusterRow = -1;
 constexpr int kMostClusterBlocks = 8;  // the portable cluster size
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
-// reduction combines the blocks' totals through distributed shared memory, in the same order in
-// every block. The totals alternate between two slots, so one cluster barrier a reduction does: a
-// block reusing a slot has passed the next reduction's barrier, which every reader of it reached.
-// (A block must not exit while others may read its slots: the kernel ends with a cluster barrier.)
+// reduction combines the blocks' totals in the same order in every block. Each block's thread 0
+// sends its total into every block's mailbox with st.async, which counts the bytes on that block's
+// mbarrier; a block waits on its own mbarrier, then reads its mailbox. No cluster barrier: its
+// release semantics would wait for the row's stores to reach L2 at every reduction. The mailboxes
+// alternate between two slots: a block sends into slot s again two reductions later, after every
+// block has sent it the reduction between, which each sent after reading slot s. (start() must run
+// before the first reduction and finish() before a block exits: a block's mailbox is written by the
+// others.)
+struct ClusterMailbox {
+  alignas(16) unsigned int words[2][kMostClusterBlocks][4];  // 16 bytes a block's total at most
+  alignas(8) unsigned long long arrived[2];                  // an mbarrier a slot
+};
+
+__device__ __forceinline__ ClusterMailbox& cluster_mailbox() {
+  __shared__ ClusterMailbox mailbox;
+  return mailbox;
+}
+
+__device__ __forceinline__ unsigned int shared_address(const void* pointer) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(pointer));
+}
+
 struct ClusterRow {
   mutable unsigned int reductions = 0;
+
+  __device__ __forceinline__ void start() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < 2; ++s) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&cluster_mailbox().arrived[s]))
+                     : "memory");
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cooperative_groups::this_cluster().sync();  // every block's mbarriers are ready before any send
+#endif
+  }
 
   template <typename T, typename Combine>
   __device__ __forceinline__ T reduce(T value, const Combine& combine) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    __shared__ T block_totals[2];
     const T total = block_reduce(value, combine);
-    T* const slot = &block_totals[reductions++ % 2];
     auto cluster = cooperative_groups::this_cluster();
+    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 16, "a total of 1 to 4 words");
+    constexpr int kWords = sizeof(T) / 4;
+    ClusterMailbox& mailbox = cluster_mailbox();
+    const unsigned int slot = reductions % 2, parity = (reductions / 2) % 2;
+    ++reductions;
+    const unsigned int blocks = cluster.num_blocks();
+    const unsigned int arrived = shared_address(&mailbox.arrived[slot]);
     if (threadIdx.x == 0) {
-      *slot = total;
+      asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(arrived),
+                   "r"(blocks * unsigned(sizeof(T)))
+                   : "memory");
+      unsigned int words[kWords];
+      memcpy(words, &total, sizeof(T));
+      const unsigned int box = shared_address(mailbox.words[slot][cluster.block_rank()]);
+      for (unsigned int rank = 0; rank < blocks; ++rank) {
+        unsigned int their_box, their_arrived;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_box) : "r"(box), "r"(rank));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_arrived) : "r"(arrived), "r"(rank));
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) {
+          asm volatile(
+              "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(their_box + 4 * w),
+              "r"(words[w]), "r"(their_arrived)
+              : "memory");
+        }
+      }
     }
-    cluster.sync();
-    T result = *cluster.map_shared_rank(slot, 0);
-    for (unsigned int rank = 1; rank < cluster.num_blocks(); ++rank) {
-      result = combine(result, *cluster.map_shared_rank(slot, rank));
+    asm volatile(
+        "{ .reg .pred done;\n"
+        "wait: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra wait; }" ::"r"(arrived),
+        "r"(parity)
+        : "memory");
+    T result;
+    memcpy(&result, mailbox.words[slot][0], sizeof(T));
+    for (unsigned int rank = 1; rank < blocks; ++rank) {
+      T other;
+      memcpy(&other, mailbox.words[slot][rank], sizeof(T));
+      result = combine(result, other);
     }
     return result;
 #else
@@ -662,6 +725,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
     }
   }();
   const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>> row{base, stride, group};
+  if constexpr (kThreads == kClusterRow) {
+    group.start();
+  }
   RegisterIn<S, kVecs> ins[] = {RegisterIn<S, kVecs>{in.data[I], in.cols[I], base, stride}...};
   RegisterOut<S, kVecs> outs[] = {RegisterOut<S, kVecs>{out.data[O], out.cols[O], base, stride}...};
   // A broadcast input (a weight) has the same vectors for every row.
@@ -821,13 +887,16 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // of a warp per row there; no faster from 256 elements of 2 bytes on, slower on rows not aligned.)
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
   // A block for every rows_per_block rows, or as many blocks as stay resident, which loop over the
-  // rows: blocks of 8 warps and up (they keep the weight and skip block starts), and blocks of less
-  // than 4 KB of rows (too little work to pay for a start). (Measured on an H100: otherwise a grid
-  // of all the rows' blocks keeps memory busier, finished blocks making room for new ones.)
-  // (A kernel staging rows ahead, in shared_bytes, loops over rows: its blocks are resident.)
-  const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0) {
-    const bool resident =
-        shared_bytes > 0 || (rows_per_block == 1 ? threads >= 8 * kRowWarp : rows_per_block * vectors * 16 < 4096);
+  // rows: blocks of 8 warps and up holding 2 vectors a thread (they keep the weight and skip block
+  // starts), and blocks of less than 4 KB of rows (too little work to pay for a start). (Measured on
+  // an H100: otherwise a grid of all the rows' blocks keeps memory busier, finished blocks making
+  // room for new ones; for blocks of 8 vectors a thread too, rms_norm bfloat16 rows of 16384: 90%
+  // of a copy against 84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over rows:
+  // its blocks are resident.)
+  const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
+                             int vectors_a_thread = 2) {
+    const bool resident = shared_bytes > 0 || (rows_per_block == 1 ? threads >= 8 * kRowWarp && vectors_a_thread == 2
+                                                                   : rows_per_block * vectors * 16 < 4096);
     allow_shared_bytes(kernel, shared_bytes);
     const auto blocks =
         resident
@@ -870,12 +939,12 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
   // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
   // blocks of 512 threads per row, kClusterVectors a thread with the next row prefetched (else
-  // kStagedVectors staging it). (Measured on an
-  // H100, rms_norm forward against a copy, bfloat16: 2 vectors a thread 98-99% at 1024 and 96% at
-  // 2048 elements, 92% at 4096; 8 vectors a thread 95% at 8192 (4 with prefetch, one block an SM:
-  // 88%) and 86% at 16384 (4 with prefetch: 88%); clusters of 4 blocks x 4 vectors with prefetch 64%
-  // at 65536 (8 blocks x 2 without: 57%; on an H200, 8 x 2 with prefetch, one block an SM, 33%: the
-  // cluster's barrier at each reduction is what is left). float32 rows of 16384 are staged, 76%.)
+  // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy, bfloat16,
+  // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-89% at 4096;
+  // 8 vectors a thread 92% at 8192 and 90% at 16384 (84% resident; 4 vectors a thread: 75%);
+  // clusters of 2 or 4 blocks x 4 vectors with prefetch 85% at 32768 and 87% at 65536 (through a
+  // cluster barrier instead of mailboxes 70% and 61-74%; 8 blocks x 2 vectors 72-80%). float32
+  // rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
@@ -892,7 +961,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       return registers(kShortBlock, block_threads(2), 1);
     }
     if (vectors <= kRowVectors * register_row_block(kRowVectors) && fits_in_registers<kLongBlock>()) {
-      return registers(kLongBlock, block_threads(kRowVectors), 1);
+      return registers(kLongBlock, block_threads(kRowVectors), 1, 0, kRowVectors);
     }
     const int staged_threads = block_threads(kStagedVectors);
     const int64_t staged_block_bytes = staged_bytes(staged_threads);
