@@ -6,7 +6,7 @@
 // - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
 //   vectors a thread;
 // - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
-//   9.0): a cluster of 2 to 8 blocks of 512 threads per row, the next row prefetched, the blocks'
+//   9.0): a cluster of 4 to 8 blocks of 256 threads per row, the next row prefetched, the blocks'
 //   totals exchanged through mailboxes (st.async and an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers.
@@ -556,6 +556,15 @@ constexpr int kStagedAhead = 1;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 512;
+// Threads of each block of a cluster row, two blocks an SM (128 registers a thread): two rows
+// reducing at once on an SM. (Measured on an H100, rms_norm forward, bfloat16: 87-88% of a copy at
+// 32768 elements against 84% with blocks of 512, one an SM; at 65536 the same, 86-88%.)
+#ifdef OPGEN_CLUSTER_THREADS
+constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
+#else
+constexpr int kClusterThreads = 256;
+#endif
+static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
 // 8), and the fewest such blocks an SM must fit, which sets the registers a thread may have: two
 // blocks an SM for 2 vectors (64 registers: one block reduces while the other loads) and for 8
@@ -787,10 +796,15 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   }
 }
 
-// (A block or cluster per row: register_row_block and register_row_min_blocks set its register budget.)
+// (A block per row: register_row_block and register_row_min_blocks set its register budget; a cluster
+// per row: kClusterThreads, 128 registers a thread.)
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false, int kAhead = 0>
-__global__ void __launch_bounds__(kThreads <= 0 ? register_row_block(kVecs) : kRegisterBlock,
-                                  kThreads <= 0 ? register_row_min_blocks(kVecs, kPrefetch) : 1)
+__global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
+                                  : kThreads == kBlockRow ? register_row_block(kVecs)
+                                                          : kRegisterBlock,
+                                  kThreads == kClusterRow ? 512 / kClusterThreads
+                                  : kThreads == kBlockRow ? register_row_min_blocks(kVecs, kPrefetch)
+                                                          : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
                                                     std::make_index_sequence<K>{});
@@ -938,13 +952,13 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
   // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
-  // blocks of 512 threads per row, kClusterVectors a thread with the next row prefetched (else
+  // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
   // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy, bfloat16,
-  // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-89% at 4096;
+  // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-90% at 4096;
   // 8 vectors a thread 92% at 8192 and 90% at 16384 (84% resident; 4 vectors a thread: 75%);
-  // clusters of 2 or 4 blocks x 4 vectors with prefetch 85% at 32768 and 87% at 65536 (through a
-  // cluster barrier instead of mailboxes 70% and 61-74%; 8 blocks x 2 vectors 72-80%). float32
-  // rows of 16384 are staged, 76%.)
+  // clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch 87-88% at 32768 and 86-88% at
+  // 65536 (blocks of 512 threads: 84% and 86-87%; through a cluster barrier instead of mailboxes 70%
+  // and 61-74%; 8 blocks x 512 threads x 2 vectors 72-80%). float32 rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
@@ -976,15 +990,14 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if constexpr (sizeof(S) == 2) {
     constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
     constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
-    const int64_t staged_cluster_bytes = staged_bytes(register_row_block(kStagedVectors));
+    const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
     const auto clusters = [&](auto kernel, int vectors_a_thread, int64_t shared_bytes) {
-      const int64_t most = int64_t(vectors_a_thread) * register_row_block(vectors_a_thread);
+      const int64_t most = int64_t(vectors_a_thread) * kClusterThreads;
       int blocks_per_row = 2;
       while (most * blocks_per_row < vectors) {
         blocks_per_row *= 2;
       }
-      launch_clusters(kernel, stream, register_row_block(vectors_a_thread), blocks_per_row, shared_bytes, op, rows, in,
-                      out);
+      launch_clusters(kernel, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in, out);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
