@@ -585,10 +585,10 @@ constexpr int kMostClusterBlocks = 8;  // the portable cluster size
 // sends its total into every block's mailbox with st.async, which counts the bytes on that block's
 // mbarrier; a block waits on its own mbarrier, then reads its mailbox. No cluster barrier: its
 // release semantics would wait for the row's stores to reach L2 at every reduction. The mailboxes
-// alternate between two slots: a block sends into slot s again two reductions later, after every
-// block has sent it the reduction between, which each sent after reading slot s. (start() must run
-// before the first reduction and finish() before a block exits: a block's mailbox is written by the
-// others.)
+// alternate between two slots: another block writes this block's slot s again two reductions later,
+// once it has this block's total of the reduction between, which this block sends only after its
+// threads have read slot s (the block reduction's barrier). (start() must run before the first
+// reduction, and sync() before a block exits: a block's mailbox is written by the others.)
 struct ClusterMailbox {
   alignas(16) unsigned int words[2][kMostClusterBlocks][4];  // 16 bytes a block's total at most
   alignas(8) unsigned long long arrived[2];                  // an mbarrier a slot
@@ -624,8 +624,8 @@ struct ClusterRow {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const T total = block_reduce(value, combine);
     auto cluster = cooperative_groups::this_cluster();
-    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 16, "a total of 1 to 4 words");
-    constexpr int kWords = sizeof(T) / 4;
+    static_assert(sizeof(T) <= 16, "a total of at most 16 bytes (a scalar: block_reduce shuffles it)");
+    constexpr int kWords = (sizeof(T) + 3) / 4;
     ClusterMailbox& mailbox = cluster_mailbox();
     const unsigned int slot = reductions % 2, parity = (reductions / 2) % 2;
     ++reductions;
@@ -633,9 +633,9 @@ struct ClusterRow {
     const unsigned int arrived = shared_address(&mailbox.arrived[slot]);
     if (threadIdx.x == 0) {
       asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(arrived),
-                   "r"(blocks * unsigned(sizeof(T)))
+                   "r"(blocks * unsigned(4 * kWords))
                    : "memory");
-      unsigned int words[kWords];
+      unsigned int words[kWords] = {};
       memcpy(words, &total, sizeof(T));
       const unsigned int box = shared_address(mailbox.words[slot][cluster.block_rank()]);
       for (unsigned int rank = 0; rank < blocks; ++rank) {
