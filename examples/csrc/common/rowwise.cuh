@@ -565,6 +565,9 @@ constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 constexpr int kClusterThreads = 256;
 #endif
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
+// (A cluster of at most kMostClusterBlocks must hold a row of 8192 vectors, 65536 2-byte elements.)
+static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
+              "8 blocks of a cluster hold 8192 vectors");
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
 // 8), and the fewest such blocks an SM must fit, which sets the registers a thread may have: two
 // blocks an SM for 2 vectors (64 registers: one block reduces while the other loads) and for 8
