@@ -558,7 +558,7 @@ static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a th
 constexpr int64_t kShortBlockRow = 512;
 // Threads of each block of a cluster row, two blocks an SM (128 registers a thread): two rows
 // reducing at once on an SM. (Measured on an H100, rms_norm forward, bfloat16: 87-88% of a copy at
-// 32768 elements against 84% with blocks of 512, one an SM; at 65536 the same, 86-88%.)
+// 32768 elements against 84% with blocks of 512, one an SM; at 65536 the same, 85-88%.)
 #ifdef OPGEN_CLUSTER_THREADS
 constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 #else
@@ -959,7 +959,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy, bfloat16,
   // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-90% at 4096;
   // 8 vectors a thread 92% at 8192 and 90% at 16384 (84% resident; 4 vectors a thread: 75%);
-  // clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch 87-88% at 32768 and 86-88% at
+  // clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch 87-88% at 32768 and 85-88% at
   // 65536 (blocks of 512 threads: 84% and 86-87%; through a cluster barrier instead of mailboxes 70%
   // and 61-74%; 8 blocks x 512 threads x 2 vectors 72-80%). float32 rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
