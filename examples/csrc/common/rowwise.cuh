@@ -907,8 +907,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // rows: blocks of 8 warps and up holding 2 vectors a thread (they keep the weight and skip block
   // starts), and blocks of less than 4 KB of rows (too little work to pay for a start). (Measured on
   // an H100: otherwise a grid of all the rows' blocks keeps memory busier, finished blocks making
-  // room for new ones; for blocks of 8 vectors a thread too, rms_norm bfloat16 rows of 16384: 90%
-  // of a copy against 84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over rows:
+  // room for new ones; for blocks of 8 vectors a thread too, rms_norm bfloat16 rows of 16384: 87-90%
+  // of a copy against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over rows:
   // its blocks are resident.)
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
                              int vectors_a_thread = 2) {
@@ -958,7 +958,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
   // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy, bfloat16,
   // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-90% at 4096;
-  // 8 vectors a thread 92% at 8192 and 90% at 16384 (84% resident; 4 vectors a thread: 75%);
+  // 8 vectors a thread 88-92% at 8192 and 87-90% at 16384 (83-84% resident; 4 vectors a thread: 75%);
   // clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch 87-88% at 32768 and 85-88% at
   // 65536 (blocks of 512 threads: 84% and 86-87%; through a cluster barrier instead of mailboxes 70%
   // and 61-74%; 8 blocks x 512 threads x 2 vectors 72-80%). float32 rows of 16384 are staged, 76%.)
