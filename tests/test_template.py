@@ -156,3 +156,22 @@ def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
     assert build.cmake_cuda_architectures("8.6 9.0a") == "86-real;90a-real"
     with pytest.raises(ValueError, match="CMAKE_CUDA_ARCHITECTURES"):
         build.cmake_cuda_architectures("Hopper")
+
+
+def test_flags_of_the_users_own_reach_each_compiler(tmp_path, template_repo, monkeypatch):
+    """OPGEN_CXX_FLAGS / OPGEN_NVCC_FLAGS land on the compile lines (where a compiler cache sees them)."""
+    import importlib.util
+
+    project = copy_project(template_repo, tmp_path / "p")
+    spec = importlib.util.spec_from_file_location("p_build", project / "my_ops" / "_build.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    monkeypatch.setenv("OPGEN_NVCC_FLAGS", "-DMY_TILE=64 -Xptxas '-v'")
+    monkeypatch.setenv("OPGEN_CXX_FLAGS", "-DMY_CPU=1")
+    flags = build.compile_flags(with_cuda=False)
+    assert flags["nvcc"][-3:] == ["-DMY_TILE=64", "-Xptxas", "-v"] and flags["cxx"][-1] == "-DMY_CPU=1"
+    monkeypatch.delenv("OPGEN_NVCC_FLAGS")
+    monkeypatch.delenv("OPGEN_CXX_FLAGS")
+    assert build.compile_flags(with_cuda=False) == {"cxx": ["-O3", *build.API_FLAGS],
+                                                   "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo",
+                                                            *build.API_FLAGS]}

@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -291,14 +292,24 @@ def compile_flags(with_cuda: bool) -> dict[str, list[str]]:
 
     The CUDA libraries' headers come last (-isystem, after the toolkit's own -I): pip's CUDA
     runtime may be newer than the nvcc that compiles, and its cuda_runtime.h must not shadow the
-    toolkit's (nvcc refuses a mismatched pair)."""
+    toolkit's (nvcc refuses a mismatched pair).
+
+    OPGEN_CXX_FLAGS and OPGEN_NVCC_FLAGS add flags of your own (e.g. OPGEN_NVCC_FLAGS="-DMY_TILE=64
+    -Xptxas -v"). They go on each compile's command line, where a compiler cache sees them: torch puts
+    ccache in front of nvcc where it is installed, and ccache does not read nvcc's NVCC_APPEND_FLAGS,
+    so builds differing only there share (stale) objects."""
     after_toolkit = [flag for d in cuda_library_include_dirs() for flag in ("-isystem", d)] if with_cuda else []
     # OPGEN_WITH_CUDA: the ops' .cpp files register CUDA kernels and call into their .cu files.
     cuda = ["-DOPGEN_WITH_CUDA", *after_toolkit] if with_cuda else []
     return {
-        "cxx": ["-O3", *API_FLAGS, *cuda],
-        "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS, *cuda],
+        "cxx": ["-O3", *API_FLAGS, *cuda, *user_flags("OPGEN_CXX_FLAGS")],
+        "nvcc": ["-O3", "--expt-relaxed-constexpr", "-lineinfo", *API_FLAGS, *cuda, *user_flags("OPGEN_NVCC_FLAGS")],
     }
+
+
+def user_flags(variable: str) -> list[str]:
+    """The flags in environment variable `variable`, split as a shell would."""
+    return shlex.split(os.environ.get(variable, ""))
 
 
 def write_build_info(with_cuda: bool, path: Path = BUILD_INFO, cuda_arch_list: str | None = None) -> dict:

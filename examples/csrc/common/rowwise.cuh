@@ -530,9 +530,9 @@ constexpr int kRegisterBlock = 128;
 // kShortBlockRow vectors: more a thread keep more loads in flight, and leave fewer warps waiting at
 // each of the row's reductions, at the cost of registers. Where a cluster of blocks is a row,
 // kClusterVectors a thread, loading the next row while this one reduces (kPrefetch in
-// register_rows): each reduction waits for every block of the row. (A build may
-// set them, e.g. -DOPGEN_ROW_VECTORS=4 -DOPGEN_CLUSTER_VECTORS=2, to compare.) Shorter rows a block
-// holds 2 vectors a thread.
+// register_rows): each reduction waits for every block of the row. (A build may set them, and
+// kClusterThreads, to compare: OPGEN_NVCC_FLAGS="-DOPGEN_ROW_VECTORS=4 -DOPGEN_CLUSTER_THREADS=512".)
+// Shorter rows a block holds 2 vectors a thread.
 #ifdef OPGEN_ROW_VECTORS
 constexpr int kRowVectors = OPGEN_ROW_VECTORS;
 #else
