@@ -1,6 +1,7 @@
 """Helpers for the tests: template snapshots, copier runs, opgen runs, project builds."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -211,6 +212,15 @@ def check_pytest_run(output: str, collected: list[str], conditional: list[str], 
         problems.append(f"{counts.get('passed', 0)} passed, fewer than the {floor} collected tests that "
                         "no expected skip is for")
     assert not problems, "\n".join(problems) + "\n" + output[-6000:]
+
+
+def load_module(path: Path, name: str):
+    """The Python file at `path` imported as module `name` (a generated project's _build.py, say)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 PLUGINS = Path(__file__).resolve().parent / "plugins"

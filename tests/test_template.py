@@ -5,7 +5,7 @@ import copier
 import pytest
 import yaml
 
-from helpers import copy_project
+from helpers import copy_project, load_module
 
 EXPECTED_FILES = [
     ".copier-answers.yml", ".gitignore", "LICENSE", "README.md", "docs/opgen.md", "pyproject.toml", "setup.py", "CMakeLists.txt",
@@ -145,12 +145,8 @@ def test_copyright_year_defaults_to_this_year(project):
 
 def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
     """CMakeLists.txt takes the architectures from _build.py: TORCH_CUDA_ARCH_LIST's meaning, CMake's words."""
-    import importlib.util
-
     project = copy_project(template_repo, tmp_path / "p")
-    spec = importlib.util.spec_from_file_location("p_build", project / "my_ops" / "_build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = load_module(project / "my_ops" / "_build.py", "p_build")
     assert build.cmake_cuda_architectures("9.0") == "90-real"  # SASS only, as -gencode arch=compute_90,code=sm_90
     assert build.cmake_cuda_architectures("8.0;9.0+PTX") == "80-real;90"  # +PTX: the PTX as well
     assert build.cmake_cuda_architectures("8.6 9.0a") == "86-real;90a-real"
@@ -160,12 +156,8 @@ def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
 
 def test_flags_of_the_users_own_reach_each_compiler(tmp_path, template_repo, monkeypatch):
     """OPGEN_CXX_FLAGS / OPGEN_NVCC_FLAGS land on the compile lines (where a compiler cache sees them)."""
-    import importlib.util
-
     project = copy_project(template_repo, tmp_path / "p")
-    spec = importlib.util.spec_from_file_location("p_build", project / "my_ops" / "_build.py")
-    build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build)
+    build = load_module(project / "my_ops" / "_build.py", "p_build")
     monkeypatch.setenv("OPGEN_NVCC_FLAGS", "-DMY_TILE=64 -Xptxas '-v'")
     monkeypatch.setenv("OPGEN_CXX_FLAGS", "-DMY_CPU=1")
     flags = build.compile_flags(with_cuda=False)

@@ -8,7 +8,6 @@ CUDA 12 toolkit checks that the listing finds it and says why it is skipped.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -18,15 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import copy_project, cuda_build_expected, run
-
-
-def load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from helpers import copy_project, cuda_build_expected, load_module, run
 
 
 def fake_toolkit(root: Path, version: str) -> Path:
@@ -68,12 +59,12 @@ def test_list_finds_each_cuda_major_and_says_why_one_is_skipped(project, tmp_pat
 @pytest.mark.parametrize("torch_api", ["stable", "aten"])
 def test_version_labels_and_kernels_variant_names(tmp_path, template_repo, torch_api):
     project = copy_project(template_repo, tmp_path / "p", torch_api=torch_api)
-    build = load(project / "my_ops" / "_build.py", f"labels_build_{torch_api}")
+    build = load_module(project / "my_ops" / "_build.py", f"labels_build_{torch_api}")
     assert (build.variant_name(None), build.variant_name("13.0"), build.variant_name("12.9")) == ("cpu", "cu13", "cu12")
     tail = "" if torch_api == "stable" else ".torch215"
     assert build.local_version(None, "2.15.0+cu130") == "cpu" + tail
     assert build.local_version("13.0", "2.15.0+cu130") == "cu13" + tail
-    variants = load(project / "my_ops" / "_variants.py", f"labels_variants_{torch_api}")
+    variants = load_module(project / "my_ops" / "_variants.py", f"labels_variants_{torch_api}")
     assert variants.kernel_name() == "my-ops"
     stable = {"runs_on_torch": ">=2.10", "built_with_torch": "2.15.0", "cuda": "13.0"}
     assert variants.kernels_variant_dir(stable) == "torch-stable-abi210-cu130-x86_64-linux"
