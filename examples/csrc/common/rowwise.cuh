@@ -571,12 +571,12 @@ static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClu
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
 // 8), and the fewest such blocks an SM must fit, which sets the registers a thread may have: two
 // blocks an SM for 2 vectors (64 registers: one block reduces while the other loads) and for 8
-// (128); one block for 4 and wherever it prefetches (128 registers: the prefetch overlaps them).
+// (128); one block for 4 (128 registers). (A cluster's blocks: kClusterThreads.)
 constexpr int register_row_block(int kVecs) {
   return kVecs <= 4 ? 512 : 256;
 }
-constexpr int register_row_min_blocks(int kVecs, bool prefetch) {
-  return kVecs == 4 || prefetch ? 1 : 2;
+constexpr int register_row_min_blocks(int kVecs) {
+  return kVecs == 4 ? 1 : 2;
 }
 // The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
 constexpr int kBlockRow = 0;
@@ -806,7 +806,7 @@ __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
                                   : kThreads == kBlockRow ? register_row_block(kVecs)
                                                           : kRegisterBlock,
                                   kThreads == kClusterRow ? 512 / kClusterThreads
-                                  : kThreads == kBlockRow ? register_row_min_blocks(kVecs, kPrefetch)
+                                  : kThreads == kBlockRow ? register_row_min_blocks(kVecs)
                                                           : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
