@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import cuda_build_expected, run
-from test_variants import load
+from helpers import cuda_build_expected, load_module, run
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("kernels")
@@ -109,7 +108,7 @@ def test_kernel_abi_check(variants_build):
     this machine's own glibc there are none."""
     pytest.importorskip("kernel_abi_check")
     project, dist, _ = variants_build
-    _variants = load(project / PACKAGE / "_variants.py", "kernels_layout_variants")
+    _variants = load_module(project / PACKAGE / "_variants.py", "kernels_layout_variants")
     glibc = platform.libc_ver()[1].split(".")
     for folder in sorted((dist / "kernels" / "build").iterdir()):
         library = folder / "_C.abi3.so"
