@@ -21,7 +21,7 @@ PACKAGE = "my_ops"
 HAS_TRITON = importlib.util.find_spec("triton") is not None
 # The interpreter is slow (numpy, one program at a time): the checks that cover the derived kernels'
 # indexing, gradients, registration and threads, on the suite's shapes.
-INTERPRETED = "(test_matches_reference and contiguous) or gradients_match or opcheck or threads or gradcheck"
+INTERPRETED = "(test_matches_reference and contiguous) or gradients_match or opcheck or threads or gradcheck or negated or tracer"
 
 
 @pytest.fixture(scope="module")

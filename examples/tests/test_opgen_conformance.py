@@ -4,7 +4,9 @@ Owned by the template: `copier update` brings new and fixed checks to every op, 
 too. An op's own tests/test_<op>.py holds only what is special to it.
 """
 
+import math
 import threading
+import warnings
 
 import pytest
 import torch
@@ -63,6 +65,58 @@ def _float64_leaves(spec, args):
 def test_matches_reference(spec, device, dtype, shape, layout):
     args = testing.draw(spec, shape, dtype, device, layout)
     testing.assert_matches_reference(spec, testing.call(spec, args), args, dtype, shape)
+
+
+def _floating(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_floating_point()
+
+
+def _a_middling_shape(spec) -> tuple:
+    """spec's shape with the most elements up to 2^17: several vectors and blocks, and quick on CPU."""
+    return max((s for s in spec.shapes or testing.SHAPES if math.prod(s) <= 2**17), key=math.prod)
+
+
+def _floating_input(spec) -> bool:
+    """Whether spec has an input of a floating-point dtype in the suite's float32 cases."""
+    case_dtype = torch.float32 if torch.float32 in spec.dtypes else spec.dtypes[0]
+    tensors = [v for n, v in spec.args.items() if isinstance(v, testing.TensorArg) and n != spec.out]
+    return any((v.dtype or case_dtype).is_floating_point for v in tensors)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=_floating_input))
+def test_reads_negated_views(spec, device, dtype, shape):
+    """Inputs that are negated views (torch._neg_view: minus the values in their memory) give what
+    the same values in plain tensors give: the op reads values, not memory, even where its function
+    skips the dispatcher (which materializes such views)."""
+    shape = _a_middling_shape(spec)
+    args = testing.draw(spec, shape, dtype, device)
+    negated = {
+        name: torch._neg_view(-value) if _floating(value) and name != spec.out else value
+        for name, value in args.items()
+    }
+    assert any(isinstance(value, torch.Tensor) and value.is_neg() for value in negated.values())
+    testing.assert_matches_reference(spec, testing.call(spec, negated), args, dtype, shape)
+
+
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS))
+def test_calls_are_seen_by_the_tracer_and_the_profiler(spec, device, dtype, shape):
+    """A call of the public function is a node in a torch.jit.trace graph and, for a C++ op, an op
+    event in torch.profiler's trace, however the function reaches the kernel. (The dispatcher
+    records no profiler event for the overload of an op registered in Python, as Triton ops are.)"""
+    args = testing.draw(spec, _a_middling_shape(spec), dtype, device)
+    names = [name for name, value in args.items() if isinstance(value, torch.Tensor)]
+
+    def traced(*tensors):
+        return testing.call(spec, {**args, **dict(zip(names, tensors))})
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.jit.trace is deprecated, and warns so; it still traces
+        graph = torch.jit.trace(traced, tuple(args[name] for name in names), check_trace=False).graph
+    assert spec.op.name() in {node.kind() for node in graph.nodes()}
+    if not spec.triton:
+        with torch.profiler.profile() as profile:
+            testing.call(spec, args)
+        assert spec.op.name() in {event.name for event in profile.events()}
 
 
 @pytest.mark.parametrize("out_layout", testing.LAYOUTS)

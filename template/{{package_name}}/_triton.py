@@ -166,19 +166,22 @@ def autotuned(kernel_name: str, tuned_kernel, key_names: list) -> dict:
 # ---- eager calls that need no dispatcher ---------------------------------------------------------
 def plain_eager(*tensors) -> bool:
     """Whether nothing but the op itself would see this call: no dispatch or torch-function mode
-    (fake tensors, export, profiling modes), no tensor subclass, no functorch transform (vmap, grad).
+    (fake tensors, export, profiling modes), no TorchScript tracer, no tensor subclass, no functorch
+    transform (vmap, grad), no negated view (the dispatcher would materialize its values first).
     Then the public function launches the kernels itself, skipping the dispatcher's Python layers
-    (the caller has checked that nothing needs autograd)."""
-    if _dispatch_stack_len() or _function_mode_enabled():
+    (the caller has checked that nothing needs autograd). torch.profiler sees the launches either
+    way (the dispatcher records no event of its own for a Python-registered op's overload)."""
+    if _dispatch_stack_len() or _function_mode_enabled() or _tracing_state() is not None:
         return False
     for t in tensors:
-        if type(t) is not torch.Tensor or _functorch_wrapped(t):
+        if type(t) is not torch.Tensor or t.is_neg() or _functorch_wrapped(t):
             return False
     return True
 
 
 _dispatch_stack_len = torch._C._len_torch_dispatch_stack
 _function_mode_enabled = torch._C._is_torch_function_mode_enabled
+_tracing_state = torch._C._get_tracing_state
 _functorch_wrapped = torch._C._functorch.is_functorch_wrapped_tensor
 
 

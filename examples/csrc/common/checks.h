@@ -27,8 +27,8 @@ inline void check_cuda(const Tensor& t, const char* name) {
 }
 
 inline void check_same_device(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
-  OPGEN_CHECK(device_name(a) == device_name(b), a_name, " and ", b_name, " must be on the same device, got ",
-              device_name(a), " and ", device_name(b));
+  OPGEN_CHECK(a.device() == b.device(), a_name, " and ", b_name, " must be on the same device, got ", device_name(a),
+              " and ", device_name(b));
 }
 
 inline void check_same_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
@@ -37,8 +37,8 @@ inline void check_same_dtype(const Tensor& a, const char* a_name, const Tensor& 
 }
 
 inline void check_same_shape(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name) {
-  OPGEN_CHECK(sizes(a) == sizes(b), a_name, " and ", b_name, " must have the same shape, got ", shape_name(a), " and ",
-              shape_name(b));
+  OPGEN_CHECK(a.sizes().equals(b.sizes()), a_name, " and ", b_name, " must have the same shape, got ", shape_name(a),
+              " and ", shape_name(b));
 }
 
 // b is on a's device, with a's dtype and shape: the element-wise ops' rule for all their tensors.

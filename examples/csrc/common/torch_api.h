@@ -96,9 +96,11 @@ namespace examples::opgen {
 #ifdef OPGEN_STABLE_API
 using Tensor = torch::stable::Tensor;
 using ScalarType = torch::headeronly::ScalarType;
+using IntArrayRef = torch::headeronly::IntHeaderOnlyArrayRef;  // a view of sizes: a vector or {a, b}
 #else
 using Tensor = at::Tensor;
 using ScalarType = c10::ScalarType;
+using IntArrayRef = c10::IntArrayRef;
 #endif
 
 constexpr ScalarType kFloat = ScalarType::Float;
@@ -180,11 +182,15 @@ inline Tensor contiguous(const Tensor& t) {
 }
 
 // Uninitialized and contiguous, with the given shape and dtype, on like's device.
-inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, ScalarType dtype) {
+inline Tensor empty(const Tensor& like, IntArrayRef shape, ScalarType dtype) {
 #ifdef OPGEN_STABLE_API
   // One C call into libtorch rather than a boxed dispatcher call (torch::stable::new_empty): an op
   // allocates its output on every call, and at small sizes the host time is the op's time.
-  std::vector<int64_t> strides(shape.size());
+  // Strides on the stack up to 8 dimensions: no heap allocation besides the tensor's own.
+  constexpr size_t kInlineDims = 8;
+  int64_t inline_strides[kInlineDims];
+  std::vector<int64_t> heap_strides(shape.size() > kInlineDims ? shape.size() : 0);
+  int64_t* const strides = shape.size() > kInlineDims ? heap_strides.data() : inline_strides;
   int64_t stride = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     strides[d] = stride;
@@ -194,7 +200,7 @@ inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, Scala
   const int32_t shim_dtype = torch::stable::detail::to<int32_t>(torch::stable::detail::from(dtype));
   AtenTensorHandle handle = nullptr;
   OPGEN_CHECK(aoti_torch_get_device_type(like.get(), &device_type) == AOTI_TORCH_SUCCESS &&
-                  aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(), strides.data(), shim_dtype,
+                  aoti_torch_empty_strided(static_cast<int64_t>(shape.size()), shape.data(), strides, shim_dtype,
                                            device_type, like.get_device_index(), &handle) == AOTI_TORCH_SUCCESS,
               "could not allocate an output tensor on ", device_name(like), " (out of memory?)");
   return Tensor(handle);
@@ -204,13 +210,13 @@ inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape, Scala
 }
 
 // The same, with like's dtype.
-inline Tensor empty(const Tensor& like, const std::vector<int64_t>& shape) {
+inline Tensor empty(const Tensor& like, IntArrayRef shape) {
   return empty(like, shape, like.scalar_type());
 }
 
 // Uninitialized and contiguous, with t's shape, dtype and device.
 inline Tensor empty_like(const Tensor& t) {
-  return empty(t, sizes(t));
+  return empty(t, t.sizes());
 }
 
 // A contiguous tensor's memory, for a kernel in a .cu file (which sees no torch types): input()
