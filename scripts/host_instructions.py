@@ -42,7 +42,6 @@ CASES = {
 LOOPS = (300, 1300)
 
 PROGRAM = """
-import sys
 import torch
 import opgen_examples.ops
 from opgen_examples._ops import ops

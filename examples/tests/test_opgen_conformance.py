@@ -108,10 +108,7 @@ def test_calls_are_seen_by_the_tracer_and_the_profiler(spec, device, dtype, shap
     args = testing.draw(spec, _a_middling_shape(spec), dtype, device)
     if not spec.out:
         names = [name for name, value in args.items() if isinstance(value, torch.Tensor)]
-
-        def traced(*tensors):
-            return testing.call(spec, {**args, **dict(zip(names, tensors))})
-
+        traced = _substituting(spec, args, names)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.jit.trace is deprecated, and warns so; it still traces
             graph = torch.jit.trace(traced, tuple(args[name] for name in names), check_trace=False).graph
