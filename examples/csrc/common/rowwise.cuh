@@ -591,7 +591,7 @@ constexpr int kMostClusterBlocks = 8;  // the portable cluster size
 // alternate between two slots: another block writes this block's slot s again two reductions later,
 // once it has this block's total of the reduction between, which this block sends only after its
 // threads have read slot s (the block reduction's barrier). (start() must run before the first
-// reduction, and sync() before a block exits: a block's mailbox is written by the others.)
+// reduction: a block's mailbox is written by the others once its mbarriers are initialized.)
 struct ClusterMailbox {
   alignas(16) unsigned int words[2][kMostClusterBlocks][4];  // 16 bytes a block's total at most
   alignas(8) unsigned long long arrived[2];                  // an mbarrier a slot
@@ -618,7 +618,11 @@ struct ClusterRow {
       }
       asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    cooperative_groups::this_cluster().sync();  // every block's mbarriers are ready before any send
+    // Every block's mbarriers are ready before any send: this arrival, and the wait before the first
+    // send (so that the first row's loads are in flight meanwhile). Relaxed: a release would wait
+    // for those loads.
+    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+    started = true;
 #endif
   }
 
@@ -634,6 +638,7 @@ struct ClusterRow {
     ++reductions;
     const unsigned int blocks = cluster.num_blocks();
     const unsigned int arrived = shared_address(&mailbox.arrived[slot]);
+    ready();
     if (threadIdx.x == 0) {
       asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(arrived),
                    "r"(blocks * unsigned(4 * kWords))
@@ -674,9 +679,30 @@ struct ClusterRow {
 #endif
   }
 
+  // Orders the row's stores before later reads of them, across the cluster (a full cluster barrier).
   __device__ __forceinline__ void sync() const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    ready();
     cooperative_groups::this_cluster().sync();
+#endif
+  }
+
+  // Before a block exits: start()'s arrival is waited on even if the functor never reduced. (No
+  // cluster barrier: every send into a block's mailbox lands before that block's wait for it returns,
+  // so none is in flight once its last reduction is done.)
+  __device__ __forceinline__ void finish() const {
+    ready();
+  }
+
+ private:
+  mutable bool started = false;  // start() arrived, and no wait on it yet
+
+  __device__ __forceinline__ void ready() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (started) {
+      asm volatile("barrier.cluster.wait;" ::: "memory");  // start()'s arrival, in every block
+      started = false;
+    }
 #endif
   }
 };
@@ -795,7 +821,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
     (outs[O].store(outs[O].data), ...);
   }
   if constexpr (kThreads == kClusterRow) {
-    row.sync();  // no block exits while another may still read its shared memory
+    group.finish();
   }
 }
 
@@ -956,12 +982,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
   // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
   // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
-  // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy, bfloat16,
-  // 128 MB tensors: 2 vectors a thread 95-96% at 1024 and 93-94% at 2048 elements, 88-90% at 4096;
-  // 8 vectors a thread 88-92% at 8192 and 87-90% at 16384 (83-84% resident; 4 vectors a thread: 75%);
-  // clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch 87-88% at 32768 and 85-88% at
-  // 65536 (blocks of 512 threads: 84% and 86-87%; through a cluster barrier instead of mailboxes 70%
-  // and 61-74%; 8 blocks x 512 threads x 2 vectors 72-80%). float32 rows of 16384 are staged, 76%.)
+  // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
+  // bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2 flushed): 2 vectors a thread 99.5% at
+  // 1024 and 97.9% at 2048 elements; 8 vectors a thread 96.1% at 8192, 93.7% at 16384; clusters of 4
+  // or 8 blocks x 256 threads x 4 vectors with prefetch 93.3% at 32768 and 65536. At 4096, 2 vectors
+  // a thread: 92-93% of cudaMemcpy; 8 vectors a thread gave rms_norm 96%, but a gated activation,
+  // which reads its row's second half from memory, 63% against 86%: 2 vectors leave more warps an SM
+  // to wait on those reads. Timed otherwise, each choice below lost: 4096 with the next row
+  // prefetched, or a grid of all rows, no faster; a warp of 16 vectors a thread per row 83% (240
+  // registers: too few rows an SM); clusters launched for every row instead of resident 61-68%,
+  // blocks of 512 threads no faster; streaming cache hints no faster; x[j + h] picked from this
+  // thread's registers (a select over its vectors) instead of read from memory: 40% against 64%.
+  // float32 rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
