@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import torch
 
 from .sweep import FLOATING_16_32, dtype_name, elementwise_points, line, powers_of_two, size_name, tensor
-from .targets import beats_eager_and_compile, host_within, near_copy_when_misaligned
+from .targets import beats_eager_and_compile, host_within, near_copy, near_copy_when_misaligned
 
 PACKAGE = "opgen_examples"
 REDUCTION_TOTAL = 1 << 26  # elements per point: far larger than L2
@@ -178,15 +178,24 @@ def _rowwise(spec, scalars: dict) -> SimpleNamespace:
             "native": lambda: torch.softmax(args[x], dim=-1),
         }
 
-    odd = [7, 1000, 4097] + ([] if getattr(spec, "triton", False) else [100_003])  # a Triton row-wise op: rows <= 64K
+    triton = getattr(spec, "triton", False)
+    odd = [7, 1000, 4097] + ([] if triton else [100_003])  # a Triton row-wise op: rows <= 64K
+    # bfloat16 at every power of two from 1024 on: the kind's bandwidth target (not a Triton op's).
+    bf16_lengths = sorted({*powers_of_two(6, 16, 2), *powers_of_two(10, 16)})
     return SimpleNamespace(
         SIZE_LABEL=f"row length (rows x length = 2^{REDUCTION_TOTAL.bit_length() - 1})",
         SWEEP=[
-            *(p for dtype in FLOATING_16_32 for p in line(dtype_name(dtype), powers_of_two(6, 16, 2), dtype=dtype)),
+            *line("float32", powers_of_two(6, 16, 2), dtype=torch.float32),
+            *line("bfloat16", bf16_lengths, key=powers_of_two(10, 16), dtype=torch.bfloat16),
+            *line("float16", powers_of_two(6, 16, 2), dtype=torch.float16),
             *line("float32 odd rows", odd, dtype=torch.float32),
         ],
         HOST_NATIVE="torch.softmax",
-        TARGETS=[beats_eager_and_compile(), host_within(2.0, "torch.softmax")],
+        TARGETS=[
+            beats_eager_and_compile(),
+            *([] if triton else [near_copy("bfloat16", min_size=1024)]),
+            host_within(2.0, "torch.softmax"),
+        ],
         run=run,
         measure=measure,
         host_calls=host_calls,
