@@ -24,7 +24,7 @@ HOST_NATIVE = "torch.add"
 TARGETS = [
     beats_eager_and_compile(limit=f"{LAUNCH_BOUND}; {ODD_ROWS}"),
     near_copy_when_misaligned("float32 misaligned"),
-    host_within(2.0, HOST_NATIVE),
+    host_within(1.5, HOST_NATIVE),
 ]
 
 

@@ -20,7 +20,7 @@ HOST_NATIVE = "torch.mul"
 TARGETS = [
     beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("float32 misaligned"),
-    host_within(2.0, HOST_NATIVE),
+    host_within(1.5, HOST_NATIVE),
 ]
 
 

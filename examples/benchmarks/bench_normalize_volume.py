@@ -26,7 +26,7 @@ HOST_NATIVE = "Tensor.float"
 TARGETS = [
     beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("uint16 cubes misaligned"),
-    host_within(2.0, HOST_NATIVE),
+    host_within(1.5, HOST_NATIVE),
 ]
 
 

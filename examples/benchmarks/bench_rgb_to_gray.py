@@ -29,7 +29,7 @@ HOST_NATIVE = "torch.bitwise_not"
 TARGETS = [
     beats_eager_and_compile(limit=LAUNCH_BOUND),
     near_copy_when_misaligned("uint8 square misaligned"),
-    host_within(2.0, HOST_NATIVE),
+    host_within(1.5, HOST_NATIVE),
 ]
 
 
