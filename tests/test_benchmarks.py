@@ -629,5 +629,7 @@ def test_generated_bench_files_declare_a_sweep_that_walks_through(project):
     assert summaries["row_sumsq"]["size_label"].startswith("row length")
     assert summaries["row_norm"]["series"] == ["bfloat16", "float16", "float32", "float32 odd rows"]
     assert summaries["row_norm"]["size_label"].startswith("row length")
+    # The row-wise kind's bandwidth target, on bfloat16 rows of 1024 elements and up (timed alike here: met).
+    assert dict(summaries["row_norm"]["targets"])["bfloat16, size >= 1024: >= 90% of copy bandwidth"] == "met"
     assert summaries["my_blank"]["series"] == ["float32"]
     assert summaries["fma3"]["series"] == summaries["add_into"]["series"] == summaries["gelu_approx"]["series"]
