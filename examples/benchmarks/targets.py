@@ -61,28 +61,18 @@ def beats_eager_and_compile(limit: str = "", **where) -> Target:
     )
 
 
-def near_copy(series: str, min_size: int, at_least: float = 0.9, limit: str = "") -> Target:
-    """The rate of a memory-bound op against a copy of the same bytes (its roof), at sizes >= min_size."""
+def near_copy(series: str, min_size: int, at_least: float = 0.9, limit: str = "", points: str = "") -> Target:
+    """The rate of a memory-bound op against a copy of the same bytes (its roof), at sizes >= min_size
+    of `series`; `points` names them in the target (default: the series and the size)."""
+    points = points or f"{series}, size >= {min_size}"
     return Target(
-        f"{series}, size >= {min_size}: >= {at_least:.0%} of copy bandwidth",
-        "roof",
-        at_least,
-        {"series": series},
-        min_size,
-        limit,
+        f"{points}: >= {at_least:.0%} of copy bandwidth", "roof", at_least, {"series": series}, min_size, limit
     )
 
 
 def near_copy_when_misaligned(series: str, min_size: int = 1 << 24, at_least: float = 0.9, limit: str = "") -> Target:
     size = f"2^{min_size.bit_length() - 1}" if min_size & (min_size - 1) == 0 else str(min_size)
-    return Target(
-        f"misaligned inputs ({series}, size >= {size}): >= {at_least:.0%} of copy bandwidth",
-        "roof",
-        at_least,
-        {"series": series},
-        min_size,
-        limit,
-    )
+    return near_copy(series, min_size, at_least, limit, points=f"misaligned inputs ({series}, size >= {size})")
 
 
 def host_within(factor: float = 2.0, native: str = "a native torch op", limit: str = "") -> Target:
