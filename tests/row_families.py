@@ -76,9 +76,9 @@ template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
-    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
-    const T scale = T(1) / row.sum(x.cols, [&](auto j) { return exponential(x[j] - top); });  // not a division an element
-    row.for_each(y.cols, [&](auto j) { y.set(j, exponential(x[j] - top) * scale); });
+    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });  // max, sum of exp(x - max): one reduction
+    const T scale = T(1) / terms.sum;                                       // not a division an element
+    row.for_each(y.cols, [&](auto j) { y.set(j, exponential(x[j] - terms.max) * scale); });
   }
 };
 
@@ -87,10 +87,10 @@ template <typename T>
 struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
-    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
-    const T scale = T(1) / row.sum(x.cols, [&](auto j) { return exponential(x[j] - top); });
-    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * exponential(x[j] - top) * scale; });
-    row.for_each(x.cols, [&](auto j) { grad_x.set(j, exponential(x[j] - top) * scale * (grad[j] - dot)); });
+    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });
+    const T scale = T(1) / terms.sum;
+    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * exponential(x[j] - terms.max) * scale; });
+    row.for_each(x.cols, [&](auto j) { grad_x.set(j, exponential(x[j] - terms.max) * scale * (grad[j] - dot)); });
   }
 };
 """,
@@ -104,8 +104,8 @@ template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
-    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
-    const T lse = top + std::log(row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); }));
+    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });
+    const T lse = terms.max + std::log(terms.sum);
     row.for_each(y.cols, [&](auto j) { y.set(j, x[j] - lse); });
   }
 };
@@ -115,8 +115,8 @@ template <typename T>
 struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
-    const T top = row.max(x.cols, [&](auto j) { return x[j]; });
-    const T lse = top + std::log(row.sum(x.cols, [&](auto j) { return std::exp(x[j] - top); }));
+    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });
+    const T lse = terms.max + std::log(terms.sum);
     const T total = row.sum(x.cols, [&](auto j) { return grad[j]; });
     row.for_each(x.cols, [&](auto j) { grad_x.set(j, grad[j] - std::exp(x[j] - lse) * total); });
   }

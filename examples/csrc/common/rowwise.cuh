@@ -1,6 +1,9 @@
 // The row-wise kind on CUDA (the functor's interface is in rowwise.h), by row length. Rows on
 // 16-byte boundaries (every tensor's) are held in registers, each thread 2 (or 8) 16-byte vectors
-// of every row tensor, loaded and stored 16 bytes at a time (register_rows):
+// of every row tensor, loaded and stored 16 bytes at a time (register_rows). A functor that reduces
+// nothing across a row (a gated activation, a rotation: reduces_across_threads runs it on the host
+// to see) has its rows longer than 16 vectors split over blocks of up to 128 threads, 2 vectors a
+// thread, any length. Others:
 // - up to 16 vectors (128 elements of 2 bytes): 1, 4 or 8 threads per row;
 // - 128 to 512 vectors (1024 to 4096 elements of 2 bytes): a block of 64 to 256 threads per row;
 // - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
@@ -16,9 +19,9 @@
 //   fetching the next row with asynchronous 16-byte copies (cp.async) while the functor works on
 //   this one, so memory stays busy during the reductions and the stores; rows too long for shared
 //   memory are read in place.
-// row.sum and row.max reduce across the row's threads, row.for_each strides over them (neighbouring
-// threads own neighbouring elements); broadcast inputs (a weight) are read where they are, from
-// L1/L2 (in registers, once per block). 64-bit indices. Torch-free.
+// row.sum, row.max and row.exp_sum reduce across the row's threads, row.for_each strides over them
+// (neighbouring threads own neighbouring elements); broadcast inputs (a weight) are read where they
+// are, from L1/L2 (in registers, once per block). 64-bit indices. Torch-free.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -30,6 +33,7 @@
 #include <utility>
 
 #include "common/cuda_utils.cuh"
+#include "common/row_stats.h"
 
 namespace examples::opgen::cuda {
 
@@ -72,13 +76,43 @@ __device__ __forceinline__ T row_max(T a, T b) {
   return (a > b || a != a) ? a : b;  // NaN wins, as torch's max
 }
 
+// A number, or a struct of them (row_stats.h's), passed through a warp shuffle: shuffle(v) shuffles a
+// number, here each 4-byte word of a struct in turn.
+template <typename T, typename Shuffle>
+__device__ __forceinline__ T shuffled(const T& value, const Shuffle& shuffle) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return shuffle(value);
+  } else {
+    static_assert(sizeof(T) % 4 == 0, "a struct of 4- or 8-byte numbers");
+    unsigned int words[sizeof(T) / 4];
+    memcpy(words, &value, sizeof(T));
+#pragma unroll
+    for (auto& word : words) {
+      word = shuffle(word);
+    }
+    T result;
+    memcpy(&result, words, sizeof(T));
+    return result;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T shuffle_xor(unsigned mask, const T& value, int offset) {
+  return shuffled(value, [&](auto v) { return __shfl_xor_sync(mask, v, offset); });
+}
+
+template <typename T>
+__device__ __forceinline__ T shuffle(unsigned mask, const T& value, int lane) {
+  return shuffled(value, [&](auto v) { return __shfl_sync(mask, v, lane); });
+}
+
 // Reduces value over the block (a power of two of warps): every thread gets the result.
 template <typename T, typename Combine>
 __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
   __shared__ T partial[kRowWarp];
 #pragma unroll
   for (int offset = kRowWarp / 2; offset > 0; offset /= 2) {
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    value = combine(value, shuffle_xor(0xffffffffu, value, offset));
   }
   const int warps = blockDim.x / kRowWarp;
   if (warps == 1) {
@@ -94,9 +128,9 @@ __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
   const int lane = threadIdx.x % kRowWarp;
   value = partial[lane < warps ? lane : 0];
   for (int offset = warps / 2; offset > 0; offset /= 2) {
-    value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    value = combine(value, shuffle_xor(0xffffffffu, value, offset));
   }
-  return __shfl_sync(0xffffffffu, value, 0);
+  return shuffle(0xffffffffu, value, 0);
 }
 
 // One row's loops, shared by the threads of the row: kLanes lanes of a warp (a short row), or the
@@ -115,7 +149,7 @@ struct Row {
     } else {
 #pragma unroll
       for (int offset = kLanes / 2; offset > 0; offset /= 2) {  // offsets below kLanes stay in the row
-        value = combine(value, __shfl_xor_sync(mask, value, offset));
+        value = combine(value, shuffle_xor(mask, value, offset));
       }
       return value;
     }
@@ -149,6 +183,12 @@ struct Row {
     for (int64_t j = lane; j < n; j += lanes) {
       f(j);
     }
+  }
+
+  template <typename F>
+  __device__ __forceinline__ auto exp_sum(int64_t n, const F& f) const {
+    return reduce(partial_exp_sum([&](const auto& g) { for_each(n, g); }, f),
+                  [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
   }
 
   __device__ __forceinline__ void sync() const {
@@ -517,6 +557,12 @@ struct RegisterRow {
     visit(n, f);
   }
 
+  template <typename F>
+  __device__ __forceinline__ auto exp_sum(int64_t n, const F& f) const {
+    return group.reduce(partial_exp_sum([&](const auto& g) { visit(n, g); }, f),
+                        [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
+  }
+
   __device__ __forceinline__ void sync() const {
     group.sync();
   }
@@ -533,16 +579,14 @@ constexpr int kRegisterBlock = 128;
 // register_rows): each reduction waits for every block of the row. (A build may set them, and
 // kClusterThreads, to compare: OPGEN_NVCC_FLAGS="-DOPGEN_ROW_VECTORS=4 -DOPGEN_CLUSTER_THREADS=512".)
 // Shorter rows a block holds 2 vectors a thread.
-#ifdef OPGEN_ROW_VECTORS
+#ifndef OPGEN_ROW_VECTORS
+#define OPGEN_ROW_VECTORS 8
+#endif
 constexpr int kRowVectors = OPGEN_ROW_VECTORS;
-#else
-constexpr int kRowVectors = 8;
+#ifndef OPGEN_CLUSTER_VECTORS
+#define OPGEN_CLUSTER_VECTORS 4
 #endif
-#ifdef OPGEN_CLUSTER_VECTORS
 constexpr int kClusterVectors = OPGEN_CLUSTER_VECTORS;
-#else
-constexpr int kClusterVectors = 4;
-#endif
 // Where a functor would spill registers there (a backward: more row tensors), blocks and clusters of
 // kStagedVectors a thread that copy the next kStagedAhead rows into shared memory while working on
 // this one (kAhead in register_rows): the loads in flight cost no registers. (Measured on an H100,
@@ -556,14 +600,31 @@ constexpr int kStagedAhead = 1;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 512;
+// A split row's blocks (kSplitRow: a functor that reduces nothing): kSplitThreads threads (fewer for
+// a shorter row) of kSplitVectors vectors a thread, gridDim.y blocks a row, as many rows at once as
+// stay resident. (Measured on an H100, bfloat16 rows of 1024 to 131072 elements, against a copy of
+// the same bytes: silu_and_mul 90-94% and a rotation with broadcast cos and sin 89-90%, against 61-74%
+// and 70% at 8192 and up in blocks or clusters per row with 8 or 4 vectors a thread. 64 or 256
+// threads no better, 4 vectors a thread worse (58-66% for the rotation); a grid of every row's blocks
+// as fast for silu_and_mul, 77-85% for the rotation, which then loads cos and sin once a row. Reading
+// the partner element x[j + h] as the 16-byte vector holding it, not 2 bytes at a time, was slower:
+// 67% against 88%; loading the next row while working on this one (kPrefetch) gave gelu_and_mul
+// (an erf an element) 85% against 82%, but silu_and_mul 89% against 92% and the rotation 40%.)
+#ifndef OPGEN_SPLIT_VECTORS
+#define OPGEN_SPLIT_VECTORS 2
+#endif
+constexpr int kSplitVectors = OPGEN_SPLIT_VECTORS;
+#ifndef OPGEN_SPLIT_THREADS
+#define OPGEN_SPLIT_THREADS 128
+#endif
+constexpr int kSplitThreads = OPGEN_SPLIT_THREADS;
 // Threads of each block of a cluster row, two blocks an SM (128 registers a thread): two rows
 // reducing at once on an SM. (Measured on an H100, rms_norm forward, bfloat16: 87-88% of a copy at
 // 32768 elements against 84% with blocks of 512, one an SM; at 65536 the same, 85-88%.)
-#ifdef OPGEN_CLUSTER_THREADS
-constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
-#else
-constexpr int kClusterThreads = 256;
+#ifndef OPGEN_CLUSTER_THREADS
+#define OPGEN_CLUSTER_THREADS 256
 #endif
+constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
 // (A cluster of at most kMostClusterBlocks must hold a row of 8192 vectors, 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
@@ -578,9 +639,11 @@ constexpr int register_row_block(int kVecs) {
 constexpr int register_row_min_blocks(int kVecs) {
   return kVecs == 4 ? 1 : 2;
 }
-// The register kernel's rows other than lanes of a warp: a block each, or a cluster of blocks each.
+// The register kernel's rows other than lanes of a warp: a block each, a cluster of blocks each, or
+// (a functor that reduces nothing) blocks that each take a part of a row, gridDim.y parts a row.
 constexpr int kBlockRow = 0;
 constexpr int kClusterRow = -1;
+constexpr int kSplitRow = -2;
 constexpr int kMostClusterBlocks = 8;  // the portable cluster size
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
@@ -631,7 +694,7 @@ struct ClusterRow {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const T total = block_reduce(value, combine);
     auto cluster = cooperative_groups::this_cluster();
-    static_assert(sizeof(T) <= 16, "a total of at most 16 bytes (a scalar: block_reduce shuffles it)");
+    static_assert(sizeof(T) <= 16, "a total of at most 16 bytes");
     constexpr int kWords = (sizeof(T) + 3) / 4;
     ClusterMailbox& mailbox = cluster_mailbox();
     const unsigned int slot = reductions % 2, parity = (reductions / 2) % 2;
@@ -707,6 +770,20 @@ struct ClusterRow {
   }
 };
 
+// The threads of a row split over blocks (kSplitRow): launched only for functors that never reduce
+// or sync (reduces_across_threads says which), so these are never reached.
+struct IndependentRow {
+  template <typename T, typename Combine>
+  __device__ __forceinline__ T reduce(T value, const Combine&) const {
+    __trap();
+    return value;
+  }
+
+  __device__ __forceinline__ void sync() const {
+    __trap();
+  }
+};
+
 // The inputs a kernel copies row by row (not broadcast ones, which every row shares).
 template <typename S, int N>
 __host__ __device__ __forceinline__ int staged_row_inputs(const RowTensors<const S, N>& in) {
@@ -739,7 +816,12 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   constexpr int kVec = RowLayout<S, kVecs>::kVec;
   int lanes = kThreads > 0 ? kThreads : int(blockDim.x), lane = int(threadIdx.x) % lanes;
   int64_t first_row = 0, row_step = 0;
-  if constexpr (kThreads == kClusterRow) {
+  if constexpr (kThreads == kSplitRow) {
+    lane += int(blockIdx.y) * lanes;
+    lanes *= int(gridDim.y);
+    first_row = blockIdx.x;
+    row_step = gridDim.x;
+  } else if constexpr (kThreads == kClusterRow) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const auto cluster = cooperative_groups::this_cluster();
     lane += int(cluster.block_rank()) * lanes;
@@ -756,6 +838,8 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   const auto group = [&] {
     if constexpr (kThreads == kClusterRow) {
       return ClusterRow{};
+    } else if constexpr (kThreads == kSplitRow) {
+      return IndependentRow{};
     } else if constexpr (kThreads == kBlockRow) {
       return Row<0>{lane, lanes, 0u};
     } else {
@@ -829,14 +913,81 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 // per row: kClusterThreads, 128 registers a thread.)
 template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false, int kAhead = 0>
 __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
+                                  : kThreads == kSplitRow ? kSplitThreads
                                   : kThreads == kBlockRow ? register_row_block(kVecs)
                                                           : kRegisterBlock,
                                   kThreads == kClusterRow ? 512 / kClusterThreads
+                                  : kThreads == kSplitRow ? 1024 / kSplitThreads
                                   : kThreads == kBlockRow ? register_row_min_blocks(kVecs)
                                                           : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
                                                     std::make_index_sequence<K>{});
+}
+
+// A functor run on the host over rows whose elements are never read (its loops do nothing), to learn
+// whether it reduces or syncs across a row's threads: which of those calls it makes may depend on
+// the rows' lengths and its scalars, not on elements (rowwise.h). (__host__ __device__ as the
+// functor's lambdas are, which call them.)
+struct RowProbe {
+  bool* across;
+
+  template <typename F>
+  __host__ __device__ auto sum(int64_t, const F& f) const {
+    *across = true;
+    return decltype(f(int64_t(0)))(0);
+  }
+
+  template <typename F>
+  __host__ __device__ auto max(int64_t n, const F& f) const {
+    return sum(n, f);
+  }
+
+  template <typename F>
+  __host__ __device__ auto exp_sum(int64_t, const F& f) const {
+    *across = true;
+    using T = decltype(f(int64_t(0)));
+    return RowExpSum<T>{T(0), T(1)};
+  }
+
+  template <typename F>
+  __host__ __device__ void for_each(int64_t, const F&) const {}
+
+  __host__ __device__ void sync() const {
+    *across = true;
+  }
+};
+
+template <typename S>
+struct ProbeIn {
+  using storage_t = S;
+  using math_t = opmath_t<S>;
+  int64_t cols;
+
+  __host__ __device__ math_t round(math_t v) const {
+    return v;
+  }
+
+  __host__ __device__ math_t operator[](int64_t) const {
+    return math_t(0);
+  }
+};
+
+template <typename S>
+struct ProbeOut {
+  using storage_t = S;
+  using math_t = opmath_t<S>;
+  int64_t cols;
+
+  __host__ __device__ void set(int64_t, math_t) const {}
+};
+
+template <typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
+bool reduces_across_threads(const Op& op, const RowTensors<const S, N>& in, const RowTensors<S, K>& out,
+                            std::index_sequence<I...>, std::index_sequence<O...>) {
+  bool across = false;
+  op(RowProbe{&across}, ProbeIn<S>{in.cols[I]}..., ProbeOut<S>{out.cols[O]}...);
+  return across;
 }
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -976,6 +1127,29 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   if (aligned && vectors <= 16 && fits_in_registers<k8>()) {
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
+  }
+  // A functor that reduces nothing (a gated activation, a rotation): its rows split over blocks of
+  // kSplitThreads, a block for every part of every row, as an elementwise kernel's grid.
+  constexpr auto kSplit = register_rows_kernel<kSplitRow, kSplitVectors, Op, S, N, K>;
+  if (aligned && !reduces_across_threads(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{}) &&
+      fits_in_registers<kSplit>()) {
+    int threads = kRowWarp;
+    while (threads < kSplitThreads && int64_t(threads) * kSplitVectors < vectors) {
+      threads *= 2;
+    }
+    const int64_t parts = (vectors + int64_t(threads) * kSplitVectors - 1) / (int64_t(threads) * kSplitVectors);
+    if (parts <= 65535) {  // gridDim.y's most
+      // As many blocks as stay resident, each looping over rows: a broadcast input (a rotation's cos
+      // and sin) is then loaded once a block, not once a row.
+      int per_sm = 0;
+      OPGEN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kSplit, threads, 0));
+      const int64_t row_blocks =
+          std::min<int64_t>({rows, INT32_MAX, std::max<int64_t>(1, int64_t(per_sm) * multiprocessor_count() / parts)});
+      const dim3 grid(static_cast<unsigned int>(row_blocks), static_cast<unsigned int>(parts));
+      kSplit<<<grid, threads, 0, stream>>>(op, rows, in, out);
+      OPGEN_CUDA_LAUNCH_CHECK();
+      return;
+    }
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
   // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;

@@ -16,9 +16,13 @@
 // rounded to the output's dtype; x.round(v) is v rounded to x's dtype and back (an intermediate as a
 // 16-bit kernel rounds it); In::storage_t is the dtype's type. row.sum(n, f) / row.max(n, f) reduce f(j) over
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
-// them. On CUDA several threads share each row (rowwise.cuh): every thread runs the functor, so
-// each of these calls must be reached by all of them (no row.sum inside an `if` on j); loops run over
-// at most the widest row, and a functor sets every element of each output row. Take j as `auto`:
+// them. row.exp_sum(n, f) gives .max, the largest f(j), and .sum, the sum of exp(f(j) - .max) (a
+// softmax's), in one reduction where row.max and row.sum take two (common/row_stats.h).
+// On CUDA several threads share each row (rowwise.cuh): every thread runs the functor, so each of
+// these calls must be reached by all of them (no row.sum inside an `if` on j), and which of them a
+// functor calls may depend on the rows' lengths and its scalars, not on elements (a functor that
+// reduces nothing has its rows spread over as many threads as suit them); loops run over at most
+// the widest row, and a functor sets every element of each output row. Take j as `auto`:
 // where CUDA holds rows in registers (rows on 16-byte boundaries) it then names this thread's
 // register of element j (x[j], y.set(j, v)); arithmetic on it (x[j + h]) gives a plain index, read
 // from memory. Torch-free except for the thread pool.
@@ -31,6 +35,7 @@
 
 #include "common/cpu_loops.h"
 #include "common/kernel_types.h"
+#include "common/row_stats.h"
 
 namespace examples::opgen {
 
@@ -94,6 +99,11 @@ struct Row {
     for (int64_t j = 0; j < n; ++j) {
       f(j);
     }
+  }
+
+  template <typename F>
+  auto exp_sum(int64_t n, const F& f) const {
+    return partial_exp_sum([&](const auto& g) { for_each(n, g); }, f);
   }
 
   void sync() const {}
