@@ -12,7 +12,7 @@ EXPECTED_FILES = [
     ".github/workflows/ci.yml", ".pre-commit-config.yaml", ".clang-format", "csrc/python_module.cpp",
     "csrc/common/checks.h", "csrc/common/cpu_loops.h", "csrc/common/definitions.h",
     "csrc/common/elementwise.cuh", "csrc/common/reduce.cuh", "csrc/common/torch_api.h", "csrc/common/use_aten.h",
-    "csrc/common/rowwise.h", "csrc/common/rowwise.cuh", "csrc/common/row_stats.h",
+    "csrc/common/rowwise.h", "csrc/common/rowwise.cuh", "csrc/common/row_stats.h", "csrc/common/row_probe.h",
     "benchmarks/__init__.py", "benchmarks/__main__.py",
     "benchmarks/harness.py", "benchmarks/report.py", "benchmarks/sweep.py", "benchmarks/targets.py",
     "benchmarks/host.py", "benchmarks/sweep_report.py", "tests/test_opgen_package.py",

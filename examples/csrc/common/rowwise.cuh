@@ -33,6 +33,7 @@
 #include <utility>
 
 #include "common/cuda_utils.cuh"
+#include "common/row_probe.h"
 #include "common/row_stats.h"
 
 namespace examples::opgen::cuda {
@@ -923,71 +924,6 @@ __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
   register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
                                                     std::make_index_sequence<K>{});
-}
-
-// A functor run on the host over rows whose elements are never read (its loops do nothing), to learn
-// whether it reduces or syncs across a row's threads: which of those calls it makes may depend on
-// the rows' lengths and its scalars, not on elements (rowwise.h). (__host__ __device__ as the
-// functor's lambdas are, which call them.)
-struct RowProbe {
-  bool* across;
-
-  template <typename F>
-  __host__ __device__ auto sum(int64_t, const F& f) const {
-    *across = true;
-    return decltype(f(int64_t(0)))(0);
-  }
-
-  template <typename F>
-  __host__ __device__ auto max(int64_t n, const F& f) const {
-    return sum(n, f);
-  }
-
-  template <typename F>
-  __host__ __device__ auto exp_sum(int64_t, const F& f) const {
-    *across = true;
-    using T = decltype(f(int64_t(0)));
-    return RowExpSum<T>{T(0), T(1)};
-  }
-
-  template <typename F>
-  __host__ __device__ void for_each(int64_t, const F&) const {}
-
-  __host__ __device__ void sync() const {
-    *across = true;
-  }
-};
-
-template <typename S>
-struct ProbeIn {
-  using storage_t = S;
-  using math_t = opmath_t<S>;
-  int64_t cols;
-
-  __host__ __device__ math_t round(math_t v) const {
-    return v;
-  }
-
-  __host__ __device__ math_t operator[](int64_t) const {
-    return math_t(0);
-  }
-};
-
-template <typename S>
-struct ProbeOut {
-  using storage_t = S;
-  using math_t = opmath_t<S>;
-  int64_t cols;
-
-  __host__ __device__ void set(int64_t, math_t) const {}
-};
-
-template <typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
-bool reduces_across_threads(const Op& op, const RowTensors<const S, N>& in, const RowTensors<S, K>& out,
-                            std::index_sequence<I...>, std::index_sequence<O...>) {
-  bool across = false;
-  op(RowProbe{&across}, ProbeIn<S>{in.cols[I]}..., ProbeOut<S>{out.cols[O]}...);
-  return across;
 }
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`

@@ -1,8 +1,9 @@
 // Prints, for a few row functors, whether the row-wise CUDA launch finds them reducing across a row's
-// threads (rowwise.cuh's reduces_across_threads, host code: no GPU needed). tests/test_row_probe.py runs it.
+// threads (common/row_probe.h, asked before a CUDA launch; plain C++). tests/test_row_probe.py runs it.
+#include <cmath>
 #include <cstdio>
 
-#include "common/rowwise.cuh"
+#include "common/row_probe.h"
 #include "rms_norm/rms_norm.h"
 
 namespace opgen = examples::opgen;
