@@ -1065,7 +1065,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
   // A functor that reduces nothing (a gated activation, a rotation): its rows split over blocks of
-  // kSplitThreads, a block for every part of every row, as an elementwise kernel's grid.
+  // up to kSplitThreads, gridDim.y blocks a row.
   constexpr auto kSplit = register_rows_kernel<kSplitRow, kSplitVectors, Op, S, N, K>;
   if (aligned && !reduces_across_threads(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{}) &&
       fits_in_registers<kSplit>()) {
