@@ -21,9 +21,10 @@ struct RowExpSum {
   T sum;
 };
 
+// The larger of a and b, NaN winning as in torch's max (row.max's combine, on both devices).
 template <typename T>
-OPGEN_HOST_DEVICE T row_stats_max(T a, T b) {
-  return (a > b || a != a) ? a : b;  // NaN wins, as torch's max
+OPGEN_HOST_DEVICE T row_max(T a, T b) {
+  return (a > b || a != a) ? a : b;
 }
 
 // exp(v) for the sums of exp: exp2 on float (a few instructions on CUDA, against expf's more),
@@ -39,7 +40,7 @@ OPGEN_HOST_DEVICE T row_exp(T v) {
 
 template <typename T>
 OPGEN_HOST_DEVICE RowExpSum<T> combine_exp_sums(const RowExpSum<T>& a, const RowExpSum<T>& b) {
-  const T top = row_stats_max(a.max, b.max);
+  const T top = row_max(a.max, b.max);
   if (top == -INFINITY) {  // both empty (or all -inf): nothing to rescale, exp(-inf - -inf) is NaN
     return {top, a.sum + b.sum};
   }
@@ -52,7 +53,7 @@ template <typename Visit, typename F>
 OPGEN_HOST_DEVICE auto partial_exp_sum(const Visit& visit, const F& f) {
   using T = decltype(f(int64_t(0)));
   T top = T(-INFINITY);
-  visit([&](auto j) { top = row_stats_max(top, f(j)); });
+  visit([&](auto j) { top = row_max(top, f(j)); });
   const T shift = top == T(-INFINITY) ? T(0) : top;  // no elements, or all -inf: every term is 0
   T sum(0);
   visit([&](auto j) { sum += row_exp(f(j) - shift); });

@@ -72,11 +72,6 @@ struct RowOut {
 constexpr int kRowWarp = 32;
 constexpr int kRowUnroll = 4;  // 16-byte vectors of a row a thread moves: sets the block size
 
-template <typename T>
-__device__ __forceinline__ T row_max(T a, T b) {
-  return (a > b || a != a) ? a : b;  // NaN wins, as torch's max
-}
-
 // A number, or a struct of them (row_stats.h's), passed through a warp shuffle: shuffle(v) shuffles a
 // number, here each 4-byte word of a struct in turn.
 template <typename T, typename Shuffle>
@@ -1077,11 +1072,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     if (parts <= 65535) {  // gridDim.y's most
       // As many blocks as stay resident, each looping over rows: a broadcast input (a rotation's cos
       // and sin) is then loaded once a block, not once a row.
-      int per_sm = 0;
-      OPGEN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kSplit, threads, 0));
-      const int64_t row_blocks =
-          std::min<int64_t>({rows, INT32_MAX, std::max<int64_t>(1, int64_t(per_sm) * multiprocessor_count() / parts)});
-      const dim3 grid(static_cast<unsigned int>(row_blocks), static_cast<unsigned int>(parts));
+      const unsigned int row_blocks =
+          std::max(1u, resident_blocks(kSplit, threads, 0, rows * parts, 1) / unsigned(parts));
+      const dim3 grid(row_blocks, static_cast<unsigned int>(parts));
       kSplit<<<grid, threads, 0, stream>>>(op, rows, in, out);
       OPGEN_CUDA_LAUNCH_CHECK();
       return;

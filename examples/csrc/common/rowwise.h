@@ -89,7 +89,7 @@ struct Row {
     T best = -std::numeric_limits<T>::infinity();
     for (int64_t j = 0; j < n; ++j) {
       const T value = f(j);
-      best = (value > best || value != value) ? value : best;  // NaN wins, as torch's max
+      best = row_max(value, best);
     }
     return best;
   }
