@@ -5,8 +5,8 @@
 // to see) has its rows longer than 16 vectors split over blocks of up to 128 threads, 2 vectors a
 // thread, any length. Others:
 // - up to 16 vectors (128 elements of 2 bytes): 1, 4 or 8 threads per row;
-// - 128 to 512 vectors (1024 to 4096 elements of 2 bytes): a block of 64 to 256 threads per row;
-// - 512 to 2048 vectors (to 16384 elements of 2 bytes): a block of 128 or 256 threads per row, 8
+// - 128 to 256 vectors (1024 to 2048 elements of 2 bytes): a block of 64 or 128 threads per row;
+// - 256 to 2048 vectors (to 16384 elements of 2 bytes): a block of 64 to 256 threads per row, 8
 //   vectors a thread;
 // - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
 //   9.0): a cluster of 4 to 8 blocks of 256 threads per row, the next row prefetched, the blocks'
@@ -102,14 +102,35 @@ __device__ __forceinline__ T shuffle(unsigned mask, const T& value, int lane) {
   return shuffled(value, [&](auto v) { return __shfl_sync(mask, v, lane); });
 }
 
-// Reduces value over the block (a power of two of warps): every thread gets the result.
+// Reduces value over `lanes` lanes of a warp (a power of two: this lane and those it differs from in
+// the low bits), a butterfly: every lane ends with the same result, the combines being symmetric.
+template <typename T, typename Combine>
+__device__ __forceinline__ T lanes_reduce(T value, const Combine& combine, unsigned mask, int lanes) {
+#pragma unroll
+  for (int offset = lanes / 2; offset > 0; offset /= 2) {
+    value = combine(value, shuffle_xor(mask, value, offset));
+  }
+  return value;
+}
+
+// A max with its sum of exp (row.exp_sum's), in two butterflies: the max, then each lane's sum
+// rescaled to it (one exp a lane) and added, where combine_exp_sums takes two exps a step. The same
+// result: a lane whose max is the top keeps its sum as it is, as combine_exp_sums's exp(0) = 1 does.
+template <typename T, typename Combine>
+__device__ __forceinline__ RowExpSum<T> lanes_reduce(RowExpSum<T> value, const Combine&, unsigned mask, int lanes) {
+  const T top = lanes_reduce(value.max, [](T a, T b) { return row_max(a, b); }, mask, lanes);
+  const T sum = value.max == top ? value.sum : value.sum * row_exp(value.max - top);
+  return {top, lanes_reduce(sum, [](T a, T b) { return a + b; }, mask, lanes)};
+}
+
+// Reduces value over the block (a power of two of warps): every thread gets the result. (Measured on
+// an H100: two buffers of partials and one barrier a reduction, each lane combining partial
+// [lane % warps] so that no final shuffle is needed, were slower: rms_norm and log-softmax, bfloat16
+// rows of 1024, 95-96% of a copy against 99-100%, log-softmax at 4096 88% against 94%.)
 template <typename T, typename Combine>
 __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
   __shared__ T partial[kRowWarp];
-#pragma unroll
-  for (int offset = kRowWarp / 2; offset > 0; offset /= 2) {
-    value = combine(value, shuffle_xor(0xffffffffu, value, offset));
-  }
+  value = lanes_reduce(value, combine, 0xffffffffu, kRowWarp);
   const int warps = blockDim.x / kRowWarp;
   if (warps == 1) {
     return value;
@@ -122,10 +143,7 @@ __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
   // Each warp combines the partials, a lane each: the butterfly over the first `warps` lanes (a
   // power of two: the blocks are) stays among them; lane 0 then has the total for the warp.
   const int lane = threadIdx.x % kRowWarp;
-  value = partial[lane < warps ? lane : 0];
-  for (int offset = warps / 2; offset > 0; offset /= 2) {
-    value = combine(value, shuffle_xor(0xffffffffu, value, offset));
-  }
+  value = lanes_reduce(partial[lane < warps ? lane : 0], combine, 0xffffffffu, warps);
   return shuffle(0xffffffffu, value, 0);
 }
 
@@ -143,11 +161,7 @@ struct Row {
     if constexpr (kLanes == 0) {
       return block_reduce(value, combine);
     } else {
-#pragma unroll
-      for (int offset = kLanes / 2; offset > 0; offset /= 2) {  // offsets below kLanes stay in the row
-        value = combine(value, shuffle_xor(mask, value, offset));
-      }
-      return value;
+      return lanes_reduce(value, combine, mask, kLanes);  // offsets below kLanes stay in the row
     }
   }
 
@@ -595,7 +609,7 @@ constexpr int kStagedVectors = 4;
 constexpr int kStagedAhead = 1;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
-constexpr int64_t kShortBlockRow = 512;
+constexpr int64_t kShortBlockRow = 256;
 // A split row's blocks (kSplitRow: a functor that reduces nothing): kSplitThreads threads (fewer for
 // a shorter row) of kSplitVectors vectors a thread, gridDim.y blocks a row, as many rows at once as
 // stay resident. (Measured on an H100, bfloat16 rows of 1024 to 131072 elements, against a copy of
@@ -1013,15 +1027,21 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   const int64_t vectors = (widest * int64_t(sizeof(S)) + 15) / 16;
   // A block for every rows_per_block rows, or as many blocks as stay resident, which loop over the
   // rows: blocks of 8 warps and up holding 2 vectors a thread (they keep the weight and skip block
-  // starts), and blocks of less than 4 KB of rows (too little work to pay for a start). (Measured on
-  // an H100: otherwise a grid of all the rows' blocks keeps memory busier, finished blocks making
-  // room for new ones; for blocks of 8 vectors a thread too, rms_norm bfloat16 rows of 16384: 87-90%
-  // of a copy against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over rows:
-  // its blocks are resident.)
+  // starts), blocks of 2 vectors a thread of a functor with two broadcast inputs or more (a block a
+  // row would read them all from L2 with every row: a LayerNorm's weight and bias triple its reads),
+  // and blocks of less than 4 KB of rows (too little work to pay for a start). (Measured on an H100:
+  // otherwise a grid of all the rows' blocks keeps memory busier, finished blocks making room for new
+  // ones: rms_norm and softmax, bfloat16 rows of 1024, 99% of a copy against 94% resident; LayerNorm
+  // 86% against 90%, at 2048 84% against 88%; for blocks of 8 vectors a thread too, rms_norm rows of
+  // 16384: 87-90% against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over
+  // rows: its blocks are resident.)
+  const int broadcast_inputs = N - staged_row_inputs(in);
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
                              int vectors_a_thread = 2) {
-    const bool resident = shared_bytes > 0 || (rows_per_block == 1 ? threads >= 8 * kRowWarp && vectors_a_thread == 2
-                                                                   : rows_per_block * vectors * 16 < 4096);
+    const bool resident =
+        shared_bytes > 0 ||
+        (rows_per_block == 1 ? vectors_a_thread == 2 && (threads >= 8 * kRowWarp || broadcast_inputs >= 2)
+                             : rows_per_block * vectors * 16 < 4096);
     allow_shared_bytes(kernel, shared_bytes);
     const auto blocks =
         resident
@@ -1081,17 +1101,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
-  // kShortBlockRow vectors (64 to 256 threads), kRowVectors beyond (as many threads as that needs;
+  // kShortBlockRow vectors (64 or 128 threads), kRowVectors beyond (as many threads as that needs;
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
   // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
   // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
   // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
   // bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2 flushed): 2 vectors a thread 99.5% at
   // 1024 and 97.9% at 2048 elements; 8 vectors a thread 96.1% at 8192, 93.7% at 16384; clusters of 4
-  // or 8 blocks x 256 threads x 4 vectors with prefetch 93.3% at 32768 and 65536. At 4096, 2 vectors
-  // a thread: 92-93% of cudaMemcpy; 8 vectors a thread gave rms_norm 96%, but a gated activation,
-  // which reads its row's second half from memory, 63% against 86%: 2 vectors leave more warps an SM
-  // to wait on those reads. Timed otherwise, each choice below lost: 4096 with the next row
+  // or 8 blocks x 256 threads x 4 vectors with prefetch 93.3% at 32768 and 65536. At 4096, 8 vectors
+  // a thread (a LayerNorm, which would spill, 4 staging the next row) against 2: rms_norm 96.6%
+  // against 92.8%, LayerNorm 92% against 83.5%, log-softmax 93.8% against 94.4%, softmax 90.1%
+  // against 93.3%. (2 vectors were kept there for the gated activations, 86% against 63%, which now
+  // split their rows over blocks.) Timed otherwise, each choice below lost: 4096 with the next row
   // prefetched, or a grid of all rows, no faster; a warp of 16 vectors a thread per row 83% (240
   // registers: too few rows an SM); clusters launched for every row instead of resident 61-68%,
   // blocks of 512 threads no faster; streaming cache hints no faster; a gated activation's x[j + h]
