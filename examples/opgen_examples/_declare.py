@@ -33,9 +33,9 @@ __all__ = ["declare", "DeclarationError", "TensorArg"]
 
 # Sizes the reduction checks run on: short rows (a warp each), long rows (a block each), empty rows and batches.
 REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 0), (0, 9), (1000, 3)]
-# A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, 16K (a block's or,
-# for a backward, a cluster's of 2-byte elements), 64K (a cluster's), longer than shared memory holds
-# (> 64K, odd), empty rows and no rows.
+# A row-wise op's (rows..., d / q): rows of one element, odd ones, a block's worth, 16K (a block's, or
+# a cluster's for a backward and for 4-byte elements), 64K (a cluster's), longer than shared memory
+# holds (> 64K, odd), empty rows and no rows.
 ROWWISE_SHAPES = [
     (1,),
     (7,),

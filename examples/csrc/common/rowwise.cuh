@@ -8,8 +8,8 @@
 // - 128 to 256 vectors (1024 to 2048 elements of 2 bytes): a block of 64 or 128 threads per row;
 // - 256 to 2048 vectors (to 16384 elements of 2 bytes): a block of 64 to 256 threads per row, 8
 //   vectors a thread;
-// - up to 8192 vectors of 2-byte elements (65536), on devices with clusters (compute capability
-//   9.0): a cluster of 4 to 8 blocks of 256 threads per row, the next row prefetched, the blocks'
+// - up to 8192 vectors (65536 elements of 2 bytes, 32768 of 4), on devices with clusters (compute
+//   capability 9.0): a cluster of 4 to 8 blocks of 256 threads per row, the next row prefetched, the blocks'
 //   totals exchanged through mailboxes (st.async and an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers.
@@ -636,7 +636,7 @@ constexpr int kSplitThreads = OPGEN_SPLIT_THREADS;
 #endif
 constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
-// (A cluster of at most kMostClusterBlocks must hold a row of 8192 vectors, 65536 2-byte elements.)
+// (A cluster of at most kMostClusterBlocks must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
               "8 blocks of a cluster hold 8192 vectors");
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
@@ -1103,7 +1103,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
   // kShortBlockRow vectors (64 or 128 threads), kRowVectors beyond (as many threads as that needs;
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
-  // threads); past what a block holds, for 2-byte types on devices with clusters, a cluster of 2 to 8
+  // threads); past what a block holds, for 2- and 4-byte types on devices with clusters, a cluster of 2 to 8
   // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
   // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
   // bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2 flushed): 2 vectors a thread 99.5% at
@@ -1148,7 +1148,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       return registers(kShortBlock, block_threads(2), 1);
     }
   }
-  if constexpr (sizeof(S) == 2) {
+  if constexpr (sizeof(S) <= 4) {
     constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
     constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
     const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
