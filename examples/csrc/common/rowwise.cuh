@@ -8,8 +8,9 @@
 // - 128 to 256 vectors (1024 to 2048 elements of 2 bytes): a block of 64 or 128 threads per row;
 // - 256 to 2048 vectors (to 16384 elements of 2 bytes): a block of 64 to 256 threads per row, 8
 //   vectors a thread;
-// - up to 8192 vectors (65536 elements of 2 bytes, 32768 of 4), on devices with clusters (compute
-//   capability 9.0): a cluster of 4 to 8 blocks of 256 threads per row, the next row prefetched, the blocks'
+// - up to 16384 vectors (131072 elements of 2 bytes, 65536 of 4), on devices with clusters (compute
+//   capability 9.0): a cluster of 4 to 16 blocks of 256 threads per row (past 8 where the device
+//   allows), the next row prefetched, the blocks'
 //   totals exchanged through mailboxes (st.async and an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers.
@@ -636,7 +637,7 @@ constexpr int kSplitThreads = OPGEN_SPLIT_THREADS;
 #endif
 constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
-// (A cluster of at most kMostClusterBlocks must hold a row of 8192 vectors: 65536 2-byte elements.)
+// (A portable cluster must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
               "8 blocks of a cluster hold 8192 vectors");
 // The most threads of a block per row holding kVecs vectors a thread (512 up to 4 vectors, 256 for
@@ -654,7 +655,10 @@ constexpr int register_row_min_blocks(int kVecs) {
 constexpr int kBlockRow = 0;
 constexpr int kClusterRow = -1;
 constexpr int kSplitRow = -2;
-constexpr int kMostClusterBlocks = 8;  // the portable cluster size
+// Blocks of a cluster: up to 8 on any device with clusters (the portable size), up to 16 where the
+// device allows (an H100 does: non-portable clusters).
+constexpr int kPortableClusterBlocks = 8;
+constexpr int kMostClusterBlocks = 16;
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
 // reduction combines the blocks' totals in the same order in every block. Each block's thread 0
@@ -981,9 +985,9 @@ void allow_shared_bytes(Kernel kernel, int64_t bytes) {
 }
 
 // Launches a cluster kernel: blocks_per_row blocks of `threads` a cluster, as many clusters as stay
-// resident (each loops over rows).
+// resident (each loops over rows). False, launching nothing, where no such cluster fits the device.
 template <typename Kernel, typename Op, typename S, int N, int K>
-void launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks_per_row, int64_t shared_bytes,
+bool launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks_per_row, int64_t shared_bytes,
                      const Op& op, int64_t rows, const RowTensors<const S, N>& in, const RowTensors<S, K>& out) {
   allow_shared_bytes(kernel, shared_bytes);
   cudaLaunchAttribute cluster{};
@@ -997,10 +1001,17 @@ void launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks
   config.stream = stream;
   config.attrs = &cluster;
   config.numAttrs = 1;
+  if (blocks_per_row > kPortableClusterBlocks) {
+    OPGEN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
   int resident = 0;
   OPGEN_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&resident, kernel, &config));
-  config.gridDim = dim3(unsigned(std::min<int64_t>(rows, std::max(resident, 1)) * blocks_per_row));
+  if (resident == 0) {
+    return false;  // no such cluster fits on this device (a non-portable size it does not allow)
+  }
+  config.gridDim = dim3(unsigned(std::min<int64_t>(rows, resident) * blocks_per_row));
   OPGEN_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, op, rows, in, out));
+  return true;
 }
 
 // Launches op over `rows` rows on `stream` and checks the launch. Unstaged, op writes its outputs
@@ -1103,9 +1114,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
   // kShortBlockRow vectors (64 or 128 threads), kRowVectors beyond (as many threads as that needs;
   // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
-  // threads); past what a block holds, for 2- and 4-byte types on devices with clusters, a cluster of 2 to 8
-  // blocks of kClusterThreads per row, kClusterVectors a thread with the next row prefetched (else
-  // kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
+  // threads); past what a block holds, for 2- and 4-byte types on devices with clusters, a cluster of
+  // 2 to 16 blocks (past 8 where the device allows) of kClusterThreads per row, kClusterVectors a thread with the next
+  // row prefetched (else kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
   // bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2 flushed): 2 vectors a thread 99.5% at
   // 1024 and 97.9% at 2048 elements; 8 vectors a thread 96.1% at 8192, 93.7% at 16384; clusters of 4
   // or 8 blocks x 256 threads x 4 vectors with prefetch 93.3% at 32768 and 65536. At 4096, 8 vectors
@@ -1158,15 +1169,16 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       while (most * blocks_per_row < vectors) {
         blocks_per_row *= 2;
       }
-      launch_clusters(kernel, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in, out);
+      return launch_clusters(kernel, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in, out);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
-      if (fits_in_registers<kLongCluster>()) {
-        return clusters(kLongCluster, kClusterVectors, 0);
+      if (fits_in_registers<kLongCluster>() && clusters(kLongCluster, kClusterVectors, 0)) {
+        return;
       }
-      if (fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes)) {
-        return clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes);
+      if (fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes) &&
+          clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes)) {
+        return;
       }
     }
   }
