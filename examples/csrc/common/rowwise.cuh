@@ -10,8 +10,8 @@
 //   vectors a thread;
 // - up to 16384 vectors (131072 elements of 2 bytes, 65536 of 4), on devices with clusters (compute
 //   capability 9.0): a cluster of 4 to 16 blocks of 256 threads per row (past 8 where the device
-//   allows), the next row prefetched, the blocks'
-//   totals exchanged through mailboxes (st.async and an mbarrier: no cluster barrier);
+//   allows), the next row prefetched, the blocks' totals exchanged through mailboxes (st.async and
+//   an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers.
 // Other rows, and functors that would spill registers there:
@@ -1014,6 +1014,16 @@ bool launch_clusters(Kernel kernel, cudaStream_t stream, int threads, int blocks
   return true;
 }
 
+// The fewest of `fewest`, twice that, ... up to `most` parts of `each` that cover `needed` (threads of
+// a block, blocks of a cluster).
+inline int64_t power_of_two_covering(int64_t needed, int64_t each, int64_t fewest, int64_t most) {
+  int64_t count = fewest;
+  while (count < most && count * each < needed) {
+    count *= 2;
+  }
+  return count;
+}
+
 // Launches op over `rows` rows on `stream` and checks the launch. Unstaged, op writes its outputs
 // in place: an output nobody asked for must then be given a buffer (the host code does).
 template <typename Op, typename S, int N, int K>
@@ -1095,10 +1105,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   constexpr auto kSplit = register_rows_kernel<kSplitRow, kSplitVectors, Op, S, N, K>;
   if (aligned && !reduces_across_threads(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{}) &&
       fits_in_registers<kSplit>()) {
-    int threads = kRowWarp;
-    while (threads < kSplitThreads && int64_t(threads) * kSplitVectors < vectors) {
-      threads *= 2;
-    }
+    const int threads = int(power_of_two_covering(vectors, kSplitVectors, kRowWarp, kSplitThreads));
     const int64_t parts = (vectors + int64_t(threads) * kSplitVectors - 1) / (int64_t(threads) * kSplitVectors);
     if (parts <= 65535) {  // gridDim.y's most
       // As many blocks as stay resident, each looping over rows: a broadcast input (a rotation's cos
@@ -1135,11 +1142,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
   const auto block_threads = [&](int vectors_a_thread) {
-    int threads = kRowWarp;
-    while (int64_t(threads) * vectors_a_thread < vectors) {
-      threads *= 2;
-    }
-    return threads;
+    return int(power_of_two_covering(vectors, vectors_a_thread, kRowWarp, 1024));
   };
   const int64_t most_short = 2 * register_row_block(2);
   if (aligned && vectors >= 128) {
@@ -1164,11 +1167,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
     const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
     const auto clusters = [&](auto kernel, int vectors_a_thread, int64_t shared_bytes) {
-      const int64_t most = int64_t(vectors_a_thread) * kClusterThreads;
-      int blocks_per_row = 2;
-      while (most * blocks_per_row < vectors) {
-        blocks_per_row *= 2;
-      }
+      const int blocks_per_row =
+          int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * kClusterThreads, 2, kMostClusterBlocks));
       return launch_clusters(kernel, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in, out);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
