@@ -64,22 +64,21 @@ struct Backward {
     ),
     "softmax": (
         "(Tensor x) -> Tensor",
-        """// e^v as the row's sums take it (opgen::row_exp: one hardware exp2 for float on CUDA, where std::exp
-// takes several instructions more, which a softmax over 16-bit rows, two exponentials an element,
-// would wait on).
+        """// y = exp(x - max) / sum(exp(x - max)), as 2^((x - max) log2(e) - log2(sum)): an FFMA and one
+// hardware exp2 an element on CUDA (opgen::row_exp2), no multiply by the sum's reciprocal. x - max
+// first: it is exact, where x log2(e) - max log2(e) would round at large logits.
 template <typename T>
-OPGEN_HOST_DEVICE T exponential(T v) {
-  return opgen::row_exp(v);
+OPGEN_HOST_DEVICE T probability(T x, T max, T log2_sum) {
+  return opgen::row_exp2(std::fma(x - max, T(M_LOG2E), -log2_sum));
 }
 
-// y = exp(x - max) / sum(exp(x - max)) over the row.
 template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
     const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });  // max, sum of exp(x - max): one reduction
-    const T scale = T(1) / terms.sum;                                       // not a division an element
-    row.for_each(y.cols, [&](auto j) { y.set(j, exponential(x[j] - terms.max) * scale); });
+    const T log2_sum = std::log2(terms.sum);
+    row.for_each(y.cols, [&](auto j) { y.set(j, probability(x[j], terms.max, log2_sum)); });
   }
 };
 
@@ -89,9 +88,9 @@ struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
     const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });
-    const T scale = T(1) / terms.sum;
-    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * exponential(x[j] - terms.max) * scale; });
-    row.for_each(x.cols, [&](auto j) { grad_x.set(j, exponential(x[j] - terms.max) * scale * (grad[j] - dot)); });
+    const T log2_sum = std::log2(terms.sum);
+    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * probability(x[j], terms.max, log2_sum); });
+    row.for_each(x.cols, [&](auto j) { grad_x.set(j, probability(x[j], terms.max, log2_sum) * (grad[j] - dot)); });
   }
 };
 """,

@@ -37,20 +37,28 @@ OPGEN_HOST_DEVICE T row_max(T a, T b) {
   return (a > b || a != a) ? a : b;
 }
 
-// exp(v) for the sums of exp (and a softmax's terms): on CUDA, float, the hardware's exp2 alone
-// (ex2.approx.ftz: 2 ulp, results below 2^-126 flushed to 0, which no sum of exp(v - max) >= 1
-// notices), where exp2f adds three instructions for subnormal results and expf more; exp2 on the
-// host; exp on double.
+// 2^v on CUDA, float: the hardware's exp2 alone (ex2.approx.ftz: 2 ulp, results below 2^-126
+// flushed to 0, which no sum of exp(v - max) >= 1 notices), where exp2f adds three instructions for
+// subnormal results and expf more; exp2 on the host and on double. A softmax folds its sum into the
+// power: y = 2^((x - max) log2(e) - log2(sum)), an FFMA and this an element.
+template <typename T>
+OPGEN_HOST_DEVICE T row_exp2(T v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) {
+    float power;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(power) : "f"(v));
+    return power;
+  }
+#endif
+  return std::exp2(v);
+}
+
+// exp(v) for the sums of exp: row_exp2 of v log2(e) for float (on CUDA, two instructions), exp on
+// double.
 template <typename T>
 OPGEN_HOST_DEVICE T row_exp(T v) {
   if constexpr (std::is_same_v<T, float>) {
-#if defined(__CUDA_ARCH__)
-    float power;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(power) : "f"(v * 1.4426950408889634f));
-    return power;
-#else
-    return std::exp2(v * 1.4426950408889634f);
-#endif
+    return row_exp2(v * 1.4426950408889634f);
   } else {
     return std::exp(v);
   }

@@ -18,7 +18,8 @@
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
 // them. row.exp_sum(n, f) gives .max, the largest f(j), and .sum, the sum of exp(f(j) - .max) (a
 // softmax's), in one reduction where row.max and row.sum take two (common/row_stats.h);
-// opgen::row_exp(v) there is e^v as those sums take it (one hardware exp2 for float on CUDA).
+// opgen::row_exp(v) there is e^v as those sums take it, opgen::row_exp2(v) 2^v (one hardware exp2
+// for float on CUDA).
 // On CUDA several threads share each row (rowwise.cuh): every thread runs the functor, so each of
 // these calls must be reached by all of them (no row.sum inside an `if` on j), and which of them a
 // functor calls may depend on the rows' lengths and its scalars, not on elements (a functor that
