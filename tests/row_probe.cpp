@@ -1,5 +1,6 @@
 // Prints, for a few row functors, whether the row-wise CUDA launch finds them reducing across a row's
-// threads (common/row_probe.h, asked before a CUDA launch; plain C++). tests/test_row_probe.py runs it.
+// threads, and the longest of their row loops (common/row_probe.h, asked before a CUDA launch; plain
+// C++). tests/test_row_probe.py runs it.
 #include <cmath>
 #include <cstdio>
 
@@ -44,22 +45,24 @@ struct LongRowsCentred {  // reduces only where rows are longer than 8
   }
 };
 
+// "across longest" for op over inputs of in_cols and an output of out_cols elements a row.
 template <typename Op, int N>
-bool reduces(const Op& op, int64_t cols) {
+void probe(const char* name, const Op& op, int64_t in_cols, int64_t out_cols) {
   opgen::RowTensors<const S, N> in{};
   for (int i = 0; i < N; ++i) {
-    in.cols[i] = cols;
+    in.cols[i] = in_cols;
   }
   opgen::RowTensors<S, 1> out{};
-  out.cols[0] = cols;
-  return opgen::cuda::reduces_across_threads(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<1>{});
+  out.cols[0] = out_cols;
+  const auto use = opgen::cuda::probe_row_use(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<1>{});
+  std::printf("%s %d %lld\n", name, int(use.across), static_cast<long long>(use.longest));
 }
 
 int main() {
-  std::printf("rms_norm %d\n", reduces<examples::rms_norm::Forward<float>, 2>({1e-6f}, 1024));
-  std::printf("gated %d\n", reduces<Gated<float>, 1>({}, 1024));
-  std::printf("synced %d\n", reduces<Synced<float>, 1>({}, 1024));
-  std::printf("softmax %d\n", reduces<Softmax<float>, 1>({}, 1024));
-  std::printf("centred_short %d\n", reduces<LongRowsCentred<float>, 1>({}, 4));
-  std::printf("centred_long %d\n", reduces<LongRowsCentred<float>, 1>({}, 16));
+  probe<examples::rms_norm::Forward<float>, 2>("rms_norm", {1e-6f}, 1024, 1024);
+  probe<Gated<float>, 1>("gated", {}, 2048, 1024);
+  probe<Synced<float>, 1>("synced", {}, 1024, 1024);
+  probe<Softmax<float>, 1>("softmax", {}, 1024, 1024);
+  probe<LongRowsCentred<float>, 1>("centred_short", {}, 4, 4);
+  probe<LongRowsCentred<float>, 1>("centred_long", {}, 16, 16);
 }

@@ -1,7 +1,9 @@
 """The row-wise CUDA launch runs a functor once on the host, over rows whose elements are never
-read, to learn whether it reduces or syncs across a row's threads (common/row_probe.h). One that
-does not has its rows split over blocks, where a reduction would trap, so the answer must be right:
-tests/row_probe.cpp asks it of functors of each sort (the probe is plain C++: any compiler)."""
+read, to learn whether it reduces or syncs across a row's threads, and the longest of its row loops
+(common/row_probe.h). One that does not reduce has its rows split over blocks, where a reduction
+would trap, their threads covering that longest loop (a shorter cover would leave elements unwritten),
+so the answers must be right: tests/row_probe.cpp asks them of functors of each sort (the probe is
+plain C++: any compiler)."""
 import subprocess
 from pathlib import Path
 
@@ -13,13 +15,13 @@ def test_the_launch_tells_reducing_functors_from_the_rest(tmp_path):
     binary = tmp_path / "row_probe"
     subprocess.run(["c++", "-std=c++17", "-Wall", "-Werror", f"-I{CSRC}", str(HERE / "row_probe.cpp"), "-o", str(binary)],
                    check=True, capture_output=True, text=True)
-    found = dict(line.split() for line in subprocess.run([str(binary)], check=True, capture_output=True,
-                                                         text=True).stdout.splitlines())
+    found = {name: (across, longest) for name, across, longest in (
+        line.split() for line in subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout.splitlines())}
     assert found == {
-        "rms_norm": "1",  # row.sum
-        "gated": "0",  # for_each alone, reading x[j + d]
-        "synced": "1",  # row.sync
-        "softmax": "1",  # row.exp_sum
-        "centred_short": "0",  # its row.sum only past 8 elements: rows of 4 do not reduce...
-        "centred_long": "1",  # ... rows of 16 do
+        "rms_norm": ("1", "1024"),  # row.sum
+        "gated": ("0", "1024"),  # for_each alone over y's 1024, reading x[j + d] of x's 2048 by plain index
+        "synced": ("1", "1024"),  # row.sync
+        "softmax": ("1", "1024"),  # row.exp_sum
+        "centred_short": ("0", "4"),  # its row.sum only past 8 elements: rows of 4 do not reduce...
+        "centred_long": ("1", "16"),  # ... rows of 16 do
     }

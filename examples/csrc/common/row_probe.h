@@ -1,8 +1,12 @@
-// Whether a row-wise functor reduces or syncs across a row's threads, asked on the host before a
-// CUDA launch (rowwise.cuh): one that does not has its rows split over blocks, where a reduction
-// could not be made. Torch-free, and free of CUDA too (tests/ compile it with a plain C++ compiler).
+// What a row-wise functor does across a row, asked on the host before a CUDA launch (rowwise.cuh):
+// whether it reduces or syncs across a row's threads (one that does not has its rows split over
+// blocks, where a reduction could not be made), and the longest of its row loops (a split row's
+// threads cover that, not a wider input that the functor reads only by plain index: a gated
+// activation's second half). Torch-free, and free of CUDA too (tests/ compile it with a plain C++
+// compiler).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -11,16 +15,22 @@
 
 namespace examples::opgen::cuda {
 
+// What the probe found.
+struct RowUse {
+  bool across = false;  // a reduction or a sync across the row's threads
+  int64_t longest = 0;  // the largest n of its loops (row.for_each, row.sum, ...)
+};
+
 // A functor run on the host over rows whose elements are never read (its loops do nothing), to learn
-// whether it reduces or syncs across a row's threads: which of those calls it makes may depend on
-// the rows' lengths and its scalars, not on elements (rowwise.h). (OPGEN_HOST_DEVICE as the
-// functor's lambdas are, which call them.)
+// what it does across a row: which of those calls it makes, and their lengths, may depend on the
+// rows' lengths and its scalars, not on elements (rowwise.h). (OPGEN_HOST_DEVICE as the functor's
+// lambdas are, which call them.)
 struct RowProbe {
-  bool* across;
+  RowUse* use;
 
   template <typename F>
-  OPGEN_HOST_DEVICE auto sum(int64_t, const F& f) const {
-    *across = true;
+  OPGEN_HOST_DEVICE auto sum(int64_t n, const F& f) const {
+    reduce(n);
     return decltype(f(int64_t(0)))(0);
   }
 
@@ -30,17 +40,25 @@ struct RowProbe {
   }
 
   template <typename F>
-  OPGEN_HOST_DEVICE auto exp_sum(int64_t, const F& f) const {
-    *across = true;
+  OPGEN_HOST_DEVICE auto exp_sum(int64_t n, const F& f) const {
+    reduce(n);
     using T = decltype(f(int64_t(0)));
     return RowExpSum<T>{T(0), T(1)};
   }
 
   template <typename F>
-  OPGEN_HOST_DEVICE void for_each(int64_t, const F&) const {}
+  OPGEN_HOST_DEVICE void for_each(int64_t n, const F&) const {
+    use->longest = std::max(use->longest, n);
+  }
 
   OPGEN_HOST_DEVICE void sync() const {
-    *across = true;
+    use->across = true;
+  }
+
+ private:
+  OPGEN_HOST_DEVICE void reduce(int64_t n) const {
+    use->across = true;
+    use->longest = std::max(use->longest, n);
   }
 };
 
@@ -69,11 +87,11 @@ struct ProbeOut {
 };
 
 template <typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
-bool reduces_across_threads(const Op& op, const RowTensors<const S, N>& in, const RowTensors<S, K>& out,
-                            std::index_sequence<I...>, std::index_sequence<O...>) {
-  bool across = false;
-  op(RowProbe{&across}, ProbeIn<S>{in.cols[I]}..., ProbeOut<S>{out.cols[O]}...);
-  return across;
+RowUse probe_row_use(const Op& op, const RowTensors<const S, N>& in, const RowTensors<S, K>& out,
+                     std::index_sequence<I...>, std::index_sequence<O...>) {
+  RowUse use;
+  op(RowProbe{&use}, ProbeIn<S>{in.cols[I]}..., ProbeOut<S>{out.cols[O]}...);
+  return use;
 }
 
 }  // namespace examples::opgen::cuda

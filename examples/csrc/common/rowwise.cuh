@@ -1,8 +1,8 @@
 // The row-wise kind on CUDA (the functor's interface is in rowwise.h), by row length. Rows on
 // 16-byte boundaries (every tensor's) are held in registers, each thread 2 (or 8) 16-byte vectors
 // of every row tensor, loaded and stored 16 bytes at a time (register_rows). A functor that reduces
-// nothing across a row (a gated activation, a rotation: reduces_across_threads runs it on the host
-// to see) has its rows longer than 16 vectors split over blocks of up to 128 threads, 2 vectors a
+// nothing across a row (a gated activation, a rotation: probe_row_use runs it on the host to
+// see) has its rows longer than 16 vectors split over blocks of up to 128 threads, 2 vectors a
 // thread, any length. Others:
 // - up to 16 vectors (128 elements of 2 bytes): 1, 4 or 8 threads per row;
 // - 128 to 256 vectors (1024 to 2048 elements of 2 bytes): a block of 64 or 128 threads per row (to
@@ -786,7 +786,7 @@ struct ClusterRow {
 };
 
 // The threads of a row split over blocks (kSplitRow): launched only for functors that never reduce
-// or sync (reduces_across_threads says which), so these are never reached.
+// or sync (probe_row_use says which), so these are never reached.
 struct IndependentRow {
   template <typename T, typename Combine>
   __device__ __forceinline__ T reduce(T value, const Combine&) const {
@@ -1102,12 +1102,19 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     return registers(k8, kRegisterBlock, kRegisterBlock / 8);
   }
   // A functor that reduces nothing (a gated activation, a rotation): its rows split over blocks of
-  // up to kSplitThreads, gridDim.y blocks a row.
+  // up to kSplitThreads, gridDim.y blocks a row. Their threads cover the functor's longest loop and
+  // its outputs, not an input read past them only by plain index (a gated activation's second half,
+  // x[j + d]: threads holding it in registers would have nothing to do).
   constexpr auto kSplit = register_rows_kernel<kSplitRow, kSplitVectors, Op, S, N, K>;
-  if (aligned && !reduces_across_threads(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{}) &&
-      fits_in_registers<kSplit>()) {
-    const int threads = int(power_of_two_covering(vectors, kSplitVectors, kRowWarp, kSplitThreads));
-    const int64_t parts = (vectors + int64_t(threads) * kSplitVectors - 1) / (int64_t(threads) * kSplitVectors);
+  const RowUse use = probe_row_use(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
+  if (aligned && !use.across && fits_in_registers<kSplit>()) {
+    int64_t covered = use.longest;
+    for (int k = 0; k < K; ++k) {
+      covered = std::max(covered, out.cols[k]);
+    }
+    const int64_t split_vectors = std::max<int64_t>(1, (std::min(covered, widest) * int64_t(sizeof(S)) + 15) / 16);
+    const int threads = int(power_of_two_covering(split_vectors, kSplitVectors, kRowWarp, kSplitThreads));
+    const int64_t parts = (split_vectors + int64_t(threads) * kSplitVectors - 1) / (int64_t(threads) * kSplitVectors);
     if (parts <= 65535) {  // gridDim.y's most
       // As many blocks as stay resident, each looping over rows: a broadcast input (a rotation's cos
       // and sin) is then loaded once a block, not once a row.
