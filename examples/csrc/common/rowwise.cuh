@@ -1034,25 +1034,22 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if (rows == 0) {
     return;
   }
-  int64_t widest = 1, shared = 0;
-  for (int i = 0; i < N; ++i) {
-    widest = std::max(widest, in.cols[i]);
-    shared += in.row_stride[i] != 0 ? staged_elements<S>(in.cols[i]) : 0;
-  }
-  for (int k = 0; k < K; ++k) {
-    widest = std::max(widest, out.cols[k]);
-  }
-  shared *= int64_t(sizeof(S));
   // The register kernels' threads hold the row's vectors that the functor's loops visit, and its
   // outputs: an input read past them only by plain index (a gated activation's second half, x[j + d])
   // is read where it is. (Measured on an H100, bfloat16, input rows of 2048 to 131072: gelu_and_mul
   // 92.9-93.6% of a copy, silu_and_mul 93.5-94.1%, against 79.5-81.4% and 87.7-90.0% with threads
   // holding the second half too, with nothing to do.)
   const RowUse use = probe_row_use(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
-  int64_t visited = use.longest;
+  int64_t widest = 1, visited = use.longest, shared = 0;
+  for (int i = 0; i < N; ++i) {
+    widest = std::max(widest, in.cols[i]);
+    shared += in.row_stride[i] != 0 ? staged_elements<S>(in.cols[i]) : 0;
+  }
   for (int k = 0; k < K; ++k) {
+    widest = std::max(widest, out.cols[k]);
     visited = std::max(visited, out.cols[k]);
   }
+  shared *= int64_t(sizeof(S));
   // The shortest rows (up to 16 16-byte vectors: 128 elements of 2 bytes), aligned, in registers: 1,
   // 4 or 8 threads a row, 2 vectors a thread, 16-byte loads and stores, unless the functor needs more
   // registers than that leaves (they would spill). (Measured on an H100: up to 1.9x faster than part
@@ -1130,27 +1127,27 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
   }
   // Long rows (1024 elements of 2 bytes and up), aligned: a block per row, 2 vectors a thread up to
-  // kShortBlockRow vectors (64 or 128 threads; to 128 vectors for a functor with two broadcast inputs
-  // or more: a LayerNorm of 2048 bfloat16 elements, staging, 91.5% of a copy against 87.3%, where
-  // softmax would lose 97% for 91%), kRowVectors beyond (as many threads as that needs;
-  // where that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512
-  // threads); past what a block holds, for 2- and 4-byte types on devices with clusters, a cluster of
-  // 2 to 16 blocks (past 8 where the device allows) of kClusterThreads per row, kClusterVectors a thread with the next
-  // row prefetched (else kStagedVectors staging it). (Measured on an H100, rms_norm forward against a copy of the same
-  // bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2 flushed): 2 vectors a thread 99.5% at
-  // 1024 and 97.9% at 2048 elements; 8 vectors a thread 96.1% at 8192, 93.7% at 16384; clusters of 4
-  // or 8 blocks x 256 threads x 4 vectors with prefetch 93.3% at 32768 and 65536. At 4096, 8 vectors
-  // a thread (a LayerNorm, which would spill, 4 staging the next row) against 2: rms_norm 96.6%
-  // against 92.8%, LayerNorm 92% against 83.5%, log-softmax 93.8% against 94.4%, softmax 90.1%
-  // against 93.3%. (2 vectors were kept there for the gated activations, 86% against 63%, which now
-  // split their rows over blocks.) Timed otherwise, each choice below lost: 4096 with the next row
-  // prefetched, or a grid of all rows, no faster; a warp of 16 vectors a thread per row 83% (240
-  // registers: too few rows an SM); clusters launched for every row instead of resident 61-68%,
-  // blocks of 512 threads no faster; streaming cache hints no faster; a gated activation's x[j + h]
-  // picked from this thread's registers instead of read from memory: 40% against 64% through a select
-  // over its vectors, and no faster (63-87%, as from memory) from the register known at compile time
-  // where the row is a power of two: its limit at 8 vectors a thread is elsewhere.
-  // float32 rows of 16384 are staged, 76%.)
+  // kShortBlockRow vectors (64 or 128 threads; to 128 vectors for a functor with two broadcast
+  // inputs or more: a LayerNorm of 2048 bfloat16 elements, staging, 91.5% of a copy against 87.3%,
+  // where softmax would lose 97% for 91%), kRowVectors beyond (as many threads as that needs; where
+  // that would spill, kStagedVectors staging the next row, else 2 vectors and up to 512 threads);
+  // past what a block holds, for 2- and 4-byte types on devices with clusters, a cluster of 2 to 16
+  // blocks (past 8 where the device allows) of kClusterThreads per row, kClusterVectors a thread
+  // with the next row prefetched (else kStagedVectors staging it). (Measured on an H100, rms_norm
+  // forward against a copy of the same bytes, bfloat16, 128 MB tensors, the benchmark sweep (L2
+  // flushed): 2 vectors a thread 99.5% at 1024 and 97.9% at 2048 elements; 8 vectors a thread 96.1%
+  // at 8192, 93.7% at 16384; clusters of 4 or 8 blocks x 256 threads x 4 vectors with prefetch
+  // 93.3% at 32768 and 65536. At 4096, 8 vectors a thread (a LayerNorm, which would spill, 4
+  // staging the next row) against 2: rms_norm 96.6% against 92.8%, LayerNorm 92% against 83.5%,
+  // log-softmax 93.8% against 94.4%, softmax 90.1% against 93.3%. (2 vectors were kept there for
+  // the gated activations, 86% against 63%, which now split their rows over blocks.) Timed
+  // otherwise, each choice below lost: 4096 with the next row prefetched, or a grid of all rows, no
+  // faster; a warp of 16 vectors a thread per row 83% (240 registers: too few rows an SM); clusters
+  // launched for every row instead of resident 61-68%, blocks of 512 threads no faster; streaming
+  // cache hints no faster; a gated activation's x[j + h] picked from this thread's registers
+  // instead of read from memory: 40% against 64% through a select over its vectors, and no faster
+  // (63-87%, as from memory) from the register known at compile time where the row is a power of
+  // two: its limit at 8 vectors a thread is elsewhere. float32 rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
   constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
