@@ -64,21 +64,14 @@ struct Backward {
     ),
     "softmax": (
         "(Tensor x) -> Tensor",
-        """// y = exp(x - max) / sum(exp(x - max)), as 2^((x - max) log2(e) - log2(sum)): an FFMA and one
-// hardware exp2 an element on CUDA (opgen::row_exp2), no multiply by the sum's reciprocal. x - max
-// first: it is exact, where x log2(e) - max log2(e) would round at large logits.
-template <typename T>
-OPGEN_HOST_DEVICE T probability(T x, T max, T log2_sum) {
-  return opgen::row_exp2(std::fma(x - max, T(M_LOG2E), -log2_sum));
-}
-
+        """// y = exp(x - max) / sum(exp(x - max)) over the row: row.softmax's p[j] (on CUDA, one exp an
+// element where the row is held in registers).
 template <typename T>
 struct Forward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
-    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });  // max, sum of exp(x - max): one reduction
-    const T log2_sum = std::log2(terms.sum);
-    row.for_each(y.cols, [&](auto j) { y.set(j, probability(x[j], terms.max, log2_sum)); });
+    const auto p = row.softmax(x.cols, [&](auto j) { return x[j]; });
+    row.for_each(y.cols, [&](auto j) { y.set(j, p[j]); });
   }
 };
 
@@ -87,10 +80,9 @@ template <typename T>
 struct Backward {
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& grad, const In& x, const Out& grad_x) const {
-    const auto terms = row.exp_sum(x.cols, [&](auto j) { return x[j]; });
-    const T log2_sum = std::log2(terms.sum);
-    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * probability(x[j], terms.max, log2_sum); });
-    row.for_each(x.cols, [&](auto j) { grad_x.set(j, probability(x[j], terms.max, log2_sum) * (grad[j] - dot)); });
+    const auto p = row.softmax(x.cols, [&](auto j) { return x[j]; });
+    const T dot = row.sum(x.cols, [&](auto j) { return grad[j] * p[j]; });
+    row.for_each(x.cols, [&](auto j) { grad_x.set(j, p[j] * (grad[j] - dot)); });
   }
 };
 """,
@@ -177,7 +169,7 @@ struct Backward {
 
 # A user-owned test beside the conformance suite: the softmax family at the values attention brings
 # (masked entries at -inf, whole rows of them, large logits), on every device here. row.exp_sum's
-# per-thread parts meet -inf where a thread's elements are all masked.
+# and row.softmax's per-thread parts meet -inf where a thread's elements are all masked.
 EDGE_TEST = """import pytest
 import torch
 

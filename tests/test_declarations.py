@@ -153,7 +153,10 @@ reference=reference,''')
     assert "check_output_memory(out, \"out\", x, \"x\")" in flat and "forward_out(" in flat
     assert "opgen::cpu::map_rows(Forward<T>{static_cast<T>(limit)}, rows," in flat
     assert "row_tensors<const scalar_t, 2>(rows, {{x, scale}}, {{false, true}})" in flat
-    assert "opgen::cuda::launch_rows(stream, Forward<T>{static_cast<T>(limit)}, rows," in " ".join(kernels.split())
+    # The CUDA launch knows at compile time which inputs every row shares (the register kernels hold
+    # scale across rows, and reload x every row).
+    assert ("opgen::cuda::launch_rows<opgen::broadcast_mask(false, true)>(stream, Forward<T>{static_cast<T>(limit)}, rows,"
+            in " ".join(kernels.split()))
     assert "_backward" not in host  # an op writing into out has no autograd
 
 

@@ -22,6 +22,7 @@ def test_the_launch_tells_reducing_functors_from_the_rest(tmp_path):
         "gated": ("0", "1024"),  # for_each alone over y's 1024, reading x[j + d] of x's 2048 by plain index
         "synced": ("1", "1024"),  # row.sync
         "softmax": ("1", "1024"),  # row.exp_sum
+        "row_softmax": ("1", "512"),  # row.softmax over 512, y's 512
         "centred_short": ("0", "4"),  # its row.sum only past 8 elements: rows of 4 do not reduce...
         "centred_long": ("1", "16"),  # ... rows of 16 do
     }

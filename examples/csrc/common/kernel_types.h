@@ -126,6 +126,19 @@ struct RowTensors {
   Array<int64_t, K> row_stride;
 };
 
+// Which of a row-wise kernel's inputs may be broadcast (row_stride 0), bit i for input i, known when
+// it is compiled: those declared so (rowwise.cuh's launch_rows<kBroadcast>). Its register kernels
+// hold such an input across rows where its row_stride is 0, and load the others every row, with no
+// register kept for a case that cannot happen. kAnyBroadcast: any input may be.
+constexpr unsigned kAnyBroadcast = ~0u;
+
+template <typename... Flags>
+constexpr unsigned broadcast_mask(Flags... broadcast) {
+  unsigned mask = 0, bit = 1;
+  ((mask |= broadcast ? bit : 0u, bit <<= 1), ...);
+  return mask;
+}
+
 // The tensors of a row-wise kernel from their buffers: a row tensor holds `rows` rows, a broadcast
 // one is the vector every row reads; a null buffer (a result nobody asked for) has no rows.
 template <typename S, int K>

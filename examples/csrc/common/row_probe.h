@@ -47,6 +47,11 @@ struct RowProbe {
   }
 
   template <typename F>
+  OPGEN_HOST_DEVICE auto softmax(int64_t n, const F& f) const {
+    return row_softmax(exp_sum(n, f), f);
+  }
+
+  template <typename F>
   OPGEN_HOST_DEVICE void for_each(int64_t n, const F&) const {
     use->longest = std::max(use->longest, n);
   }

@@ -1,5 +1,6 @@
 // The row-wise kind's statistic that takes one reduction where the plain loops take two
-// (common/rowwise.h): a row's maximum with the sum of exp(x - maximum) (a softmax, a log-softmax).
+// (common/rowwise.h): a row's maximum with the sum of exp(x - maximum) (a softmax, a log-softmax),
+// and the softmax built on it.
 // Each thread of a row works out its own elements' first; the partial results are then combined
 // across the row's threads once. The combine is symmetric, bit for bit (combine(a, b) ==
 // combine(b, a)), so that every thread of a row ends with the same result whichever order a
@@ -71,6 +72,29 @@ OPGEN_HOST_DEVICE RowExpSum<T> combine_exp_sums(const RowExpSum<T>& a, const Row
     return {top, a.sum + b.sum};
   }
   return {top, a.sum * row_exp(a.max - top) + b.sum * row_exp(b.max - top)};
+}
+
+// A row's softmax (row.softmax's): .max and .sum as row.exp_sum gives them, and p[j] = exp(f(j) - max)
+// / sum, worked out from f(j) where it is asked for: 2^((f(j) - max) log2(e) - log2(sum)), an FFMA
+// and one exp2 (f(j) - max first: it is exact, where f(j) log2(e) - max log2(e) would round at large
+// logits). A row of -inf (every entry masked) gives NaN, as torch's softmax does. (CUDA's register
+// kernels keep each element's exp instead: rowwise.cuh.)
+template <typename T, typename F>
+struct RowSoftmax {
+  T max;
+  T sum;
+  T log2_sum;
+  F f;
+
+  template <typename J>
+  OPGEN_HOST_DEVICE T operator[](J j) const {
+    return row_exp2(std::fma(f(j) - max, T(1.4426950408889634), -log2_sum));
+  }
+};
+
+template <typename T, typename F>
+OPGEN_HOST_DEVICE RowSoftmax<T, F> row_softmax(const RowExpSum<T>& terms, const F& f) {
+  return {terms.max, terms.sum, std::log2(terms.sum), f};
 }
 
 // One thread's part of a row: visit(g) calls g(j) for each of its elements j; f(j) is the value of

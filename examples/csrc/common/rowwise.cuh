@@ -22,7 +22,8 @@
 //   fetching the next row with asynchronous 16-byte copies (cp.async) while the functor works on
 //   this one, so memory stays busy during the reductions and the stores; rows too long for shared
 //   memory are read in place.
-// row.sum, row.max and row.exp_sum reduce across the row's threads, row.for_each strides over them
+// row.sum, row.max, row.exp_sum and row.softmax reduce across the row's threads (row.softmax keeping
+// each element's exp where the row is in registers), row.for_each strides over them
 // (neighbouring threads own neighbouring elements); broadcast inputs (a weight) are read where they
 // are, from L1/L2 (in registers, once per block). 64-bit indices. Torch-free.
 #pragma once
@@ -204,6 +205,11 @@ struct Row {
                   [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
   }
 
+  template <typename F>
+  __device__ __forceinline__ auto softmax(int64_t n, const F& f) const {
+    return row_softmax(exp_sum(n, f), f);
+  }
+
   __device__ __forceinline__ void sync() const {
     if constexpr (kLanes == 0) {
       __syncthreads();
@@ -381,8 +387,9 @@ __device__ __forceinline__ void set_vector_element(uint4& bits, int e, S element
 // The index the register kernel's row loops pass: element j of the row, held in this thread's
 // register kSlot. A functor whose loops take `auto j` gets it, and x[j] / y.set(j, v) use the
 // register; arithmetic on j (x[j + h]) makes a plain index, and reads or writes memory.
-template <int kSlot>
+template <int kSlot_>
 struct RowSlot {
+  static constexpr int kSlot = kSlot_;
   int64_t j;
   __device__ __forceinline__ operator int64_t() const {
     return j;
@@ -515,6 +522,23 @@ struct RegisterOut {
   }
 };
 
+// row.softmax in the register kernel: p[j] is the exp kept for element j's slot times the thread's
+// scale; a plain index (arithmetic on j) works it out from f(j) as RowSoftmax does.
+template <typename T, typename F, int kSlots>
+struct RegisterSoftmax : RowSoftmax<T, F> {
+  T exps[kSlots];
+  T scale;
+
+  template <int kSlot>
+  __device__ __forceinline__ T operator[](RowSlot<kSlot>) const {
+    return exps[kSlot] * scale;
+  }
+
+  __device__ __forceinline__ T operator[](int64_t j) const {
+    return RowSoftmax<T, F>::operator[](j);
+  }
+};
+
 // The register kernel's row loops: this thread's elements j < n of the widest row, each as the
 // RowSlot of its register (a loop past the widest row would index past every tensor).
 // Reductions across the row's threads: Group is a Row (lanes of a warp, or the block) or a
@@ -549,6 +573,25 @@ struct RegisterRow {
     visit_slots(n - base, f, std::make_integer_sequence<int, Layout::kVectors>{});
   }
 
+  // Every slot of this thread, with whether its element is in a row of n (f(j, inside)), with no
+  // branch: for a loop that computes a value a slot (row.softmax's exps), which the compiler can then
+  // select instead of branching around, each branch keeping registers of its own.
+  // (Offsets in 32 bits: a register row's thread spans at most 16 blocks of 512 threads' vectors.)
+  template <typename F, int... kSlot>
+  __device__ __forceinline__ void visit_every_slot(int left, const F& f, std::integer_sequence<int, kSlot...>) const {
+    (f(RowSlot<kSlot>{base + offset(kSlot)}, offset(kSlot) < left), ...);
+  }
+
+  template <typename F>
+  __device__ __forceinline__ void visit_every(int64_t n, const F& f) const {
+    visit_every_slot(int(std::min<int64_t>(n - base, INT32_MAX)), f,
+                     std::make_integer_sequence<int, Layout::kVectors * Layout::kVec>{});
+  }
+
+  __device__ __forceinline__ int offset(int slot) const {
+    return slot / Layout::kVec * int(stride) + slot % Layout::kVec;
+  }
+
   template <typename F>
   __device__ __forceinline__ auto sum(int64_t n, const F& f) const {
     using T = decltype(f(int64_t(0)));
@@ -574,6 +617,36 @@ struct RegisterRow {
   __device__ __forceinline__ auto exp_sum(int64_t n, const F& f) const {
     return group.reduce(partial_exp_sum([&](const auto& g) { visit(n, g); }, f),
                         [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
+  }
+
+  // One exp an element: each of this thread's exp(f(j) - its own largest), kept by slot, times one
+  // scale, exp(its largest - the row's) / sum. (Measured on an H100, bfloat16, the benchmark sweep,
+  // % of a copy: softmax 95.7-97.1% at 4096 elements, 92.3-93.1% at 16384 and 90.3-90.8% at 65536
+  // in two sweeps, against 91.3%, 89.1% and 82.5% for row.exp_sum and an exp2 an element after it;
+  // a third, run right after the CUDA conformance suite, 91.1%, 87.1% and 79.0%. Its backward, in a
+  // same-run A/B, 90.6-94.7% from 4096 to 32768 against 78.6-85.2%, the staging kernel taking it
+  // where 8 vectors a thread of x, grad and the exps would spill.)
+  template <typename F>
+  __device__ __forceinline__ auto softmax(int64_t n, const F& f) const {
+    using T = decltype(f(int64_t(0)));
+    RegisterSoftmax<T, F, Layout::kVectors * Layout::kVec> p{RowSoftmax<T, F>{T(0), T(0), T(0), f}};
+    T top = T(-INFINITY);
+    visit_every(n, [&](auto j, bool inside) { top = inside ? row_max(top, f(j)) : top; });
+    const T shift = top == T(-INFINITY) ? T(0) : top;  // no elements, or all -inf: every exp is 0
+    T sum(0);
+    visit_every(n, [&](auto j, bool inside) {
+      p.exps[decltype(j)::kSlot] = inside ? row_exp(f(j) - shift) : T(0);
+      sum += p.exps[decltype(j)::kSlot];
+    });
+    const auto terms =
+        group.reduce(RowExpSum<T>{top, sum}, [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
+    p.max = terms.max;
+    p.sum = terms.sum;
+    p.log2_sum = std::log2(terms.sum);
+    // This thread's elements all -inf (masked) where others are not: its probabilities are 0 (the
+    // scale would be exp(0 - max), which overflows for a max below -88). A row all -inf: NaN.
+    p.scale = top == T(-INFINITY) && terms.max != T(-INFINITY) ? T(0) : row_exp(shift - terms.max) / terms.sum;
+    return p;
   }
 
   __device__ __forceinline__ void sync() const {
@@ -800,12 +873,19 @@ struct IndependentRow {
   }
 };
 
+// Whether input i is one every row shares (a broadcast weight), held across rows: its row_stride is
+// 0, and kBroadcast (kernel_types.h) says it may be.
+template <unsigned kBroadcast, typename S, int N>
+__host__ __device__ __forceinline__ bool broadcast_input(const RowTensors<const S, N>& in, int i) {
+  return ((kBroadcast >> i) & 1u) != 0 && in.row_stride[i] == 0;
+}
+
 // The inputs a kernel copies row by row (not broadcast ones, which every row shares).
-template <typename S, int N>
+template <unsigned kBroadcast, typename S, int N>
 __host__ __device__ __forceinline__ int staged_row_inputs(const RowTensors<const S, N>& in) {
   int staged = 0;
   for (int i = 0; i < N; ++i) {
-    staged += in.row_stride[i] != 0 ? 1 : 0;
+    staged += broadcast_input<kBroadcast>(in, i) ? 0 : 1;
   }
   return staged;
 }
@@ -822,8 +902,8 @@ struct NoPrefetch {};
 // thread holds kVecs 16-byte vectors of each of the row's tensors in registers (every tensor's rows
 // start on 16-byte boundaries). Tensors are indexed by the packs I and O, never by a loop variable,
 // so that they stay in registers.
-template <int kThreads, int kVecs, bool kPrefetch, int kAhead, typename Op, typename S, int N, int K, std::size_t... I,
-          std::size_t... O>
+template <unsigned kBroadcast, int kThreads, int kVecs, bool kPrefetch, int kAhead, typename Op, typename S, int N,
+          int K, std::size_t... I, std::size_t... O>
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
@@ -869,7 +949,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   RegisterIn<S, kVecs> ins[] = {RegisterIn<S, kVecs>{in.data[I], in.cols[I], base, stride}...};
   RegisterOut<S, kVecs> outs[] = {RegisterOut<S, kVecs>{out.data[O], out.cols[O], base, stride}...};
   // A broadcast input (a weight) has the same vectors for every row.
-  ((in.row_stride[I] == 0 ? ins[I].load(in.data[I]) : void()), ...);
+  ((broadcast_input<kBroadcast>(in, I) ? ins[I].load(in.data[I]) : void()), ...);
   const auto row_of = [&](auto i, int64_t r) { return in.data[i] + r * in.row_stride[i]; };
   // kAhead: the next kAhead rows' inputs are being copied into shared memory (into one of kAhead + 1
   // stages, each holding this thread's vectors of each row input in slots of its own) while this row
@@ -879,9 +959,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   int slot[N > 0 ? N : 1] = {};  // this thread's first vector of each staged input in a stage (-1: none)
   if constexpr (kAhead > 0) {
     int staged = 0;
-    ((slot[I] = in.row_stride[I] == 0 ? -1 : staged++ * kVecs * int(blockDim.x) + int(threadIdx.x)), ...);
+    ((slot[I] = broadcast_input<kBroadcast>(in, I) ? -1 : staged++ * kVecs * int(blockDim.x) + int(threadIdx.x)), ...);
   }
-  const int stage_step = staged_row_inputs(in) * kVecs * int(blockDim.x);  // vectors between stages
+  const int stage_step = staged_row_inputs<kBroadcast>(in) * kVecs * int(blockDim.x);  // vectors between stages
   const auto stage_row = [&](int64_t r, int stage) {
     if (r < rows) {
       ((slot[I] >= 0 ? ins[I].stage(row_of(I, r), staged_vectors + slot[I] + stage * stage_step) : void()), ...);
@@ -896,7 +976,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   std::conditional_t<kPrefetch, PrefetchedInputs<S, kVecs, N>, NoPrefetch> next;
   if constexpr (kPrefetch) {
     ((next.in[I] = ins[I]), ...);
-    ((in.row_stride[I] != 0 && first_row < rows ? next.in[I].load(row_of(I, first_row)) : void()), ...);
+    ((!broadcast_input<kBroadcast>(in, I) && first_row < rows ? next.in[I].load(row_of(I, first_row)) : void()), ...);
   }
   int stage = 0;
   for (int64_t r = first_row; r < rows; r += row_step) {
@@ -907,12 +987,12 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
       ((slot[I] >= 0 ? ins[I].load_staged(row_of(I, r), staged_vectors + slot[I] + stage * stage_step) : void()), ...);
       stage = stage == kAhead ? 0 : stage + 1;
     } else if constexpr (kPrefetch) {
-      ((in.row_stride[I] != 0 ? (ins[I] = next.in[I], void()) : void()), ...);
+      ((!broadcast_input<kBroadcast>(in, I) ? (ins[I] = next.in[I], void()) : void()), ...);
       if (r + row_step < rows) {
-        ((in.row_stride[I] != 0 ? next.in[I].load(row_of(I, r + row_step)) : void()), ...);
+        ((!broadcast_input<kBroadcast>(in, I) ? next.in[I].load(row_of(I, r + row_step)) : void()), ...);
       }
     } else {
-      ((in.row_stride[I] != 0 ? ins[I].load(row_of(I, r)) : void()), ...);
+      ((!broadcast_input<kBroadcast>(in, I) ? ins[I].load(row_of(I, r)) : void()), ...);
     }
     ((outs[O].data = out.data[O] == nullptr ? nullptr : out.data[O] + r * out.row_stride[O],
       outs[O].in_registers = false),
@@ -927,7 +1007,8 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 
 // (A block per row: register_row_block and register_row_min_blocks set its register budget; a cluster
 // per row: kClusterThreads, 128 registers a thread.)
-template <int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false, int kAhead = 0>
+template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false,
+          int kAhead = 0>
 __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
                                   : kThreads == kSplitRow ? kSplitThreads
                                   : kThreads == kBlockRow ? register_row_block(kVecs)
@@ -937,8 +1018,8 @@ __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
                                   : kThreads == kBlockRow ? register_row_min_blocks(kVecs)
                                                           : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
-  register_rows<kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
-                                                    std::make_index_sequence<K>{});
+  register_rows<kBroadcast, kThreads, kVecs, kPrefetch, kAhead>(op, rows, in, out, std::make_index_sequence<N>{},
+                                                                std::make_index_sequence<K>{});
 }
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -1028,7 +1109,12 @@ inline int64_t power_of_two_covering(int64_t needed, int64_t each, int64_t fewes
 
 // Launches op over `rows` rows on `stream` and checks the launch. Unstaged, op writes its outputs
 // in place: an output nobody asked for must then be given a buffer (the host code does).
-template <typename Op, typename S, int N, int K>
+// kBroadcast: the inputs that may be broadcast (broadcast_mask in kernel_types.h: the generated
+// launches pass those declared so), or kAnyBroadcast. (Measured on an H100, bfloat16, same-run A/B:
+// log-softmax's backward, whose x and grad the register kernels no longer keep across rows in case
+// they were broadcast, 85.6-86.6% of a copy from 4096 to 16384 elements against 76.8-80.2%; the
+// register room let row.softmax keep its exps.)
+template <unsigned kBroadcast = kAnyBroadcast, typename Op, typename S, int N, int K>
 void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                  const RowTensors<S, K>& out) {
   if (rows == 0) {
@@ -1065,7 +1151,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // 86% against 90%, at 2048 84% against 88%; for blocks of 8 vectors a thread too, rms_norm rows of
   // 16384: 87-90% against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over
   // rows: its blocks are resident.)
-  const int broadcast_inputs = N - staged_row_inputs(in);
+  const int broadcast_inputs = N - staged_row_inputs<kBroadcast>(in);
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
                              int vectors_a_thread = 2) {
     const bool resident =
@@ -1083,16 +1169,16 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // The shared memory of a staging kernel of `threads` threads a block (kStagedAhead + 1 stages of
   // kStagedVectors 16-byte vectors a thread of each row input), and whether a block may have
   // `bytes` (beside its reductions' own).
-  const int64_t staged_inputs = staged_row_inputs(in);
+  const int64_t staged_inputs = staged_row_inputs<kBroadcast>(in);
   const auto staged_bytes = [&](int threads) {
     return int64_t(kStagedAhead + 1) * staged_inputs * kStagedVectors * threads * 16;
   };
   const auto shared_fits = [](int64_t bytes) {
     return bytes <= device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;
   };
-  constexpr auto k1 = register_rows_kernel<1, 2, Op, S, N, K>;
-  constexpr auto k4 = register_rows_kernel<4, 2, Op, S, N, K>;
-  constexpr auto k8 = register_rows_kernel<8, 2, Op, S, N, K>;
+  constexpr auto k1 = register_rows_kernel<kBroadcast, 1, 2, Op, S, N, K>;
+  constexpr auto k4 = register_rows_kernel<kBroadcast, 4, 2, Op, S, N, K>;
+  constexpr auto k8 = register_rows_kernel<kBroadcast, 8, 2, Op, S, N, K>;
   bool aligned = true;  // every row starts on a 16-byte boundary: the register kernels' vector accesses
   for (int i = 0; i < N; ++i) {
     aligned = aligned && vector_aligned<S>(in.data[i], in.row_stride[i]);
@@ -1111,7 +1197,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   }
   // A functor that reduces nothing (a gated activation, a rotation): its rows split over blocks of
   // up to kSplitThreads, gridDim.y blocks a row.
-  constexpr auto kSplit = register_rows_kernel<kSplitRow, kSplitVectors, Op, S, N, K>;
+  constexpr auto kSplit = register_rows_kernel<kBroadcast, kSplitRow, kSplitVectors, Op, S, N, K>;
   if (aligned && !use.across && fits_in_registers<kSplit>()) {
     const int threads = int(power_of_two_covering(vectors, kSplitVectors, kRowWarp, kSplitThreads));
     const int64_t parts = (vectors + int64_t(threads) * kSplitVectors - 1) / (int64_t(threads) * kSplitVectors);
@@ -1148,9 +1234,10 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // instead of read from memory: 40% against 64% through a select over its vectors, and no faster
   // (63-87%, as from memory) from the register known at compile time where the row is a power of
   // two: its limit at 8 vectors a thread is elsewhere. float32 rows of 16384 are staged, 76%.)
-  constexpr auto kShortBlock = register_rows_kernel<kBlockRow, 2, Op, S, N, K>;
-  constexpr auto kLongBlock = register_rows_kernel<kBlockRow, kRowVectors, Op, S, N, K>;
-  constexpr auto kStagedBlock = register_rows_kernel<kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
+  constexpr auto kShortBlock = register_rows_kernel<kBroadcast, kBlockRow, 2, Op, S, N, K>;
+  constexpr auto kLongBlock = register_rows_kernel<kBroadcast, kBlockRow, kRowVectors, Op, S, N, K>;
+  constexpr auto kStagedBlock =
+      register_rows_kernel<kBroadcast, kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
   const auto block_threads = [&](int vectors_a_thread) {
     return int(power_of_two_covering(vectors, vectors_a_thread, kRowWarp, 1024));
   };
@@ -1174,8 +1261,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
   }
   if constexpr (sizeof(S) <= 4) {
-    constexpr auto kLongCluster = register_rows_kernel<kClusterRow, kClusterVectors, Op, S, N, K, true>;
-    constexpr auto kStagedCluster = register_rows_kernel<kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
+    constexpr auto kLongCluster = register_rows_kernel<kBroadcast, kClusterRow, kClusterVectors, Op, S, N, K, true>;
+    constexpr auto kStagedCluster =
+        register_rows_kernel<kBroadcast, kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
     const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
     const auto clusters = [&](auto kernel, int vectors_a_thread, int64_t shared_bytes) {
       const int blocks_per_row =

@@ -18,7 +18,9 @@
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
 // them. row.exp_sum(n, f) gives .max, the largest f(j), and .sum, the sum of exp(f(j) - .max) (a
 // softmax's), in one reduction where row.max and row.sum take two (common/row_stats.h);
-// opgen::row_exp(v) there is e^v as those sums take it, opgen::row_exp2(v) 2^v (one hardware exp2
+// row.softmax(n, f) gives that reduction's .max and .sum, and p[j] = exp(f(j) - .max) / .sum for
+// j < n (CUDA keeps each exp where it holds the row in registers: one exp an element);
+// opgen::row_exp(v) (row_stats.h) is e^v as those sums take it, opgen::row_exp2(v) 2^v (one hardware exp2
 // for float on CUDA).
 // On CUDA several threads share each row (rowwise.cuh): every thread runs the functor, so each of
 // these calls must be reached by all of them (no row.sum inside an `if` on j), and which of them a
@@ -106,6 +108,11 @@ struct Row {
   template <typename F>
   auto exp_sum(int64_t n, const F& f) const {
     return partial_exp_sum([&](const auto& g) { for_each(n, g); }, f);
+  }
+
+  template <typename F>
+  auto softmax(int64_t n, const F& f) const {
+    return row_softmax(exp_sum(n, f), f);
   }
 
   void sync() const {}
