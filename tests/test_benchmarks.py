@@ -19,7 +19,7 @@ from helpers import REPO, SKELETON_OPS, add_skeleton_ops, opgen
 
 sys.path.insert(0, str(REPO / "template"))  # the template's benchmarks/ package, as a project gets it
 
-from benchmarks import host, sweep, sweep_report, targets  # noqa: E402
+from benchmarks import clocks, host, sweep, sweep_report, targets  # noqa: E402
 from benchmarks.harness import Bench, round_noise  # noqa: E402
 from benchmarks.sweep import Point  # noqa: E402
 from benchmarks.targets import Target  # noqa: E402
@@ -270,6 +270,28 @@ def test_sweep_runs_in_chunks_and_the_report_covers_every_chunk(tmp_path, on_cpu
     run_fake("op_b", tmp_path, ours_ms=0.25)  # measured again: its chunk is replaced
     chunks = sweep.load_chunks(tmp_path)
     assert len(chunks) == 2 and not chunks[1]["quick"] and chunks[1]["rows"][0]["ms"] == 0.25
+
+
+def test_nvidia_smi_clock_lines_parse_and_what_it_cannot_read_is_none():
+    assert clocks.parse("1755, 1980, 61, 512.34\n") == {"sm_mhz": 1755, "max_sm_mhz": 1980, "temperature_c": 61,
+                                                         "power_w": 512.34}
+    assert clocks.parse("1980, 1980, 40, [N/A]") == {"sm_mhz": 1980, "max_sm_mhz": 1980, "temperature_c": 40,
+                                                       "power_w": None}
+    assert clocks.parse("[N/A], 1980, 40, 100") is None
+    assert clocks.parse("1980, 1980, 40, 100\n1980, 1980, 41, 100") is None  # two GPUs answered: which?
+    assert clocks.parse("") is None
+
+
+def test_the_report_shows_the_sm_clock_at_each_ops_start_and_end(tmp_path, on_cpu, monkeypatch):
+    readings = iter([{"sm_mhz": 1980, "max_sm_mhz": 1980, "temperature_c": 40, "power_w": 100.0},
+                     {"sm_mhz": 1755, "max_sm_mhz": 1980, "temperature_c": 66, "power_w": 690.0}])
+    monkeypatch.setattr(clocks, "read", lambda: next(readings))
+    chunk = run_fake("op_a", tmp_path)
+    assert chunk["clocks"]["start"]["sm_mhz"] == 1980 and chunk["clocks"]["end"]["sm_mhz"] == 1755
+    text = sweep_report.markdown([chunk], {})
+    assert "its most 1980 MHz: op_a 1980 to 1755 MHz (40 to 66 C)" in text
+    monkeypatch.setattr(clocks, "read", lambda: None)  # no nvidia-smi: no clock line
+    assert "SM clock" not in sweep_report.markdown([run_fake("op_a", tmp_path)], {})
 
 
 def test_an_interrupted_sweep_keeps_the_points_it_measured(tmp_path, on_cpu):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from . import host
+from . import clocks, host
 from .sweep import load_chunks
 from .targets import BASELINES, best_baseline_ms, by_case, evaluate_all
 
@@ -229,6 +229,9 @@ def markdown(chunks: list[dict], charts: dict[str, str]) -> str:
         f"{len(chunks)} ops, {sum(c['points']['measured'] for c in chunks)} points, {seconds:.0f} s of sweep "
         f"({per_op}). Measured {' to '.join(dict.fromkeys([min(dates), max(dates)]))}.",
     ]
+    clock = clocks.describe(chunks)
+    if clock:
+        lines += ["", clock]
     if quick:
         lines += ["", f"Quick run (each line's ends and key points only) for: {', '.join(quick)}."]
     if interrupted:

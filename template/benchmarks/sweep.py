@@ -24,7 +24,7 @@ from types import ModuleType
 
 import torch
 
-from . import host
+from . import clocks, host
 from .harness import Bench, flushed_ms, flushed_timer
 
 DEVICE = "cuda"  # where tensor() puts inputs ("meta" lets the tests walk a sweep without a GPU)
@@ -206,6 +206,7 @@ def run(
         "targets": [t.as_dict() for t in getattr(module, "TARGETS", [])],
         "notes": [],
         "timeline": [],  # [series, size, seconds] per point measured: where the sweep's time goes
+        "clocks": {"start": clocks.read(), "end": None},
     }
 
     def update() -> None:
@@ -238,6 +239,7 @@ def run(
         chunk["points"]["measured"] += 1
         chunk["timeline"].append([point.series, point.size, round(time.perf_counter() - point_started, 2)])
         update()
+    chunk["clocks"]["end"] = clocks.read()
     if hasattr(module, "host_calls"):
         chunk["host"] = host.measure(module.host_calls, host_timer)
     chunk["complete"] = True
