@@ -1117,6 +1117,7 @@ inline int64_t power_of_two_covering(int64_t needed, int64_t each, int64_t fewes
 template <unsigned kBroadcast = kAnyBroadcast, typename Op, typename S, int N, int K>
 void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                  const RowTensors<S, K>& out) {
+  static_assert(N <= 32, "kBroadcast has a bit for each of up to 32 inputs");
   if (rows == 0) {
     return;
   }
