@@ -54,12 +54,16 @@ OPGEN_HOST_DEVICE T row_exp2(T v) {
   return std::exp2(v);
 }
 
+// log2(e): e^v = 2^(v log2(e)).
+template <typename T>
+constexpr T kLog2E = T(1.4426950408889634);
+
 // exp(v) for the sums of exp: row_exp2 of v log2(e) for float (on CUDA, two instructions), exp on
 // double.
 template <typename T>
 OPGEN_HOST_DEVICE T row_exp(T v) {
   if constexpr (std::is_same_v<T, float>) {
-    return row_exp2(v * 1.4426950408889634f);
+    return row_exp2(v * kLog2E<float>);
   } else {
     return std::exp(v);
   }
@@ -88,7 +92,7 @@ struct RowSoftmax {
 
   template <typename J>
   OPGEN_HOST_DEVICE T operator[](J j) const {
-    return row_exp2(std::fma(f(j) - max, T(1.4426950408889634), -log2_sum));
+    return row_exp2(std::fma(f(j) - max, kLog2E<T>, -log2_sum));
   }
 };
 

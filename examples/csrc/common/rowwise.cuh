@@ -1152,7 +1152,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // 86% against 90%, at 2048 84% against 88%; for blocks of 8 vectors a thread too, rms_norm rows of
   // 16384: 87-90% against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over
   // rows: its blocks are resident.)
-  const int broadcast_inputs = N - staged_row_inputs<kBroadcast>(in);
+  const int staged_inputs = staged_row_inputs<kBroadcast>(in), broadcast_inputs = N - staged_inputs;
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
                              int vectors_a_thread = 2) {
     const bool resident =
@@ -1170,7 +1170,6 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // The shared memory of a staging kernel of `threads` threads a block (kStagedAhead + 1 stages of
   // kStagedVectors 16-byte vectors a thread of each row input), and whether a block may have
   // `bytes` (beside its reductions' own).
-  const int64_t staged_inputs = staged_row_inputs<kBroadcast>(in);
   const auto staged_bytes = [&](int threads) {
     return int64_t(kStagedAhead + 1) * staged_inputs * kStagedVectors * threads * 16;
   };
