@@ -6,7 +6,7 @@
 
 The wheel's version is pyproject.toml's plus the build's variant as a local label: 0.1.0+cpu, 0.1.0+cu13.
 
-Environment: TORCH_CUDA_ARCH_LIST (default "9.0"), MAX_JOBS (parallel compile
+Environment: TORCH_CUDA_ARCH_LIST (default "9.0a"), MAX_JOBS (parallel compile
 jobs), OPGEN_CPU_ONLY=1 (skip the .cu files), CUDA_HOME.
 """
 

@@ -31,7 +31,7 @@ carry=${CARRY:-$repo/.gpu-carry}
 skeleton=$work/skeleton         # torch_api stable
 skeleton_aten=$work/skeleton-aten
 examples=$repo/examples
-export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0} MAX_JOBS=${MAX_JOBS:-16} PYTHONUNBUFFERED=1
+export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0a} MAX_JOBS=${MAX_JOBS:-16} PYTHONUNBUFFERED=1
 export PYTHONPATH="$repo/generator${PYTHONPATH:+:$PYTHONPATH}"
 # Build with the system compilers, whatever CC/CXX say: a compiler that links its own copy of
 # libstdc++ into the extension makes it crash as soon as it formats a number into an error message
@@ -78,6 +78,8 @@ render_skeleton() {
 
 stage_prepare() {
   rm -rf "$carry" && mkdir -p "$carry/wheels"
+  # CUTLASS's headers for examples/moe (the device has no index): installed there by build_examples.
+  $python -m pip download --quiet --no-deps "nvidia-cutlass==4.2.0.0" -d "$carry/cutlass" &&
   $python "$repo/tests/activation_port.py" "$carry/port" >/dev/null &&
     $python "$repo/tests/rmsnorm_port.py" "$carry/rmsnorm_port" >/dev/null &&
     $python "$repo/tests/row_families.py" "$carry/families" >/dev/null &&
@@ -100,6 +102,9 @@ build_skeleton() {
 }
 
 build_examples() {
+  for wheel in "$carry"/cutlass/nvidia_cutlass-*.whl; do
+    [ -f "$wheel" ] && $python -m pip install --quiet --no-deps "$wheel"
+  done
   (cd "$examples" && time $python -m pip install --no-build-isolation --no-deps -e .)
 }
 

@@ -1,4 +1,5 @@
 """copier renders template/ into a project that matches its answers, and refuses bad answers."""
+import sys
 from pathlib import Path
 
 import copier
@@ -153,6 +154,28 @@ def test_cuda_arch_list_in_cmake_terms(tmp_path, template_repo):
     assert build.cmake_cuda_architectures("8.6 9.0a") == "86-real;90a-real"
     with pytest.raises(ValueError, match="CMAKE_CUDA_ARCHITECTURES"):
         build.cmake_cuda_architectures("Hopper")
+
+
+def test_cutlass_headers_are_found_where_the_package_is_installed(tmp_path, template_repo, monkeypatch):
+    """nvidia-cutlass's headers (CUTLASS, CuTe, CUTLASS's utilities) join the CUDA libraries' include
+    directories where the package is installed; nothing where it is not."""
+    project = copy_project(template_repo, tmp_path / "p")
+    build = load_module(project / "my_ops" / "_build.py", "p_build")
+    fake = tmp_path / "site" / "cutlass_library"
+    for sub in ("include/cutlass", "include/cute", "tools/util/include/cutlass/util"):
+        (fake / "source" / sub).mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    import importlib
+
+    importlib.invalidate_caches()
+    monkeypatch.delitem(sys.modules, "cutlass_library", raising=False)
+    expected = [fake / "source" / "include", fake / "source" / "tools" / "util" / "include"]
+    assert build.cutlass_include_dirs() == expected
+    assert build.cuda_library_include_dirs()[-2:] == [str(d) for d in expected]
+    monkeypatch.setattr(build.importlib.util, "find_spec", lambda name: None)
+    assert build.cutlass_include_dirs() == []
+    assert not any("cutlass_library" in d for d in build.cuda_library_include_dirs())
 
 
 def test_flags_of_the_users_own_reach_each_compiler(tmp_path, template_repo, monkeypatch):

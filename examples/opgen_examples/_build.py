@@ -24,7 +24,7 @@ CSRC = PROJECT_ROOT / "csrc"
 # What the installed `_C` was built with, written by setup.py and checked on import (_extension.py).
 BUILD_INFO = Path(__file__).resolve().parent / "_build_info.json"
 # Used when TORCH_CUDA_ARCH_LIST is not set in the environment.
-DEFAULT_CUDA_ARCH_LIST = "9.0"
+DEFAULT_CUDA_ARCH_LIST = "9.0a"
 
 # "stable": the LibTorch stable ABI, one abi3 binary for every torch from MIN_STABLE_TORCH on.
 # "aten": the full ATen C++ API, a binary tied to the torch it was built with.
@@ -273,13 +273,25 @@ def local_version(cuda: str | None, torch_version: str | None = None) -> str:
 
 
 def cuda_library_include_dirs() -> list[str]:
-    """Headers of the CUDA libraries that pip-installed torch depends on (cuBLAS, cuSPARSE, ...).
+    """Headers of the CUDA libraries that pip-installed torch depends on (cuBLAS, cuSPARSE, ...), then
+    CUTLASS's and CuTe's where the nvidia-cutlass package is installed (cutlass_include_dirs()).
 
     ATen's CUDA headers include them; a system nvcc without those libraries finds them here.
     """
     site = Path(sysconfig.get_paths()["purelib"]) / "nvidia"
-    found = [site / "cu13" / "include"] + sorted(site.glob("*/include"))
+    found = [site / "cu13" / "include"] + sorted(site.glob("*/include")) + cutlass_include_dirs()
     return [str(d) for d in dict.fromkeys(found) if d.is_dir()]
+
+
+def cutlass_include_dirs() -> list[Path]:
+    """CUTLASS and CuTe (cutlass/..., cute/...) and CUTLASS's utilities (cutlass/util/...), from the
+    nvidia-cutlass package (`pip install nvidia-cutlass`: headers, no build) where it is installed.
+    A kernel that uses them tests `__has_include(<cutlass/cutlass.h>)`."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    source = Path(list(spec.submodule_search_locations)[0]) / "source"
+    return [d for d in (source / "include", source / "tools" / "util" / "include") if d.is_dir()]
 
 
 def include_dirs() -> list[str]:
@@ -328,6 +340,8 @@ def write_build_info(with_cuda: bool, path: Path = BUILD_INFO, cuda_arch_list: s
         "cuda": cuda,
         "variant": variant_name(cuda),
         "cuda_arch_list": (cuda_arch_list or os.environ.get("TORCH_CUDA_ARCH_LIST")) if with_cuda else None,
+        # Whether CUTLASS's headers were on the include path (the nvidia-cutlass package).
+        "cutlass": with_cuda and bool(cutlass_include_dirs()),
         "ops": op_names(),
     }
     path.write_text(json.dumps(info, indent=2) + "\n")

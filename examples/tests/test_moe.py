@@ -5,12 +5,14 @@ checks). The standard checks (the reference on every layout, dtype and shape in 
 torch.compile, bad input, streams, devices, threads) run from its SPEC (opgen_examples/ops/moe.py,
 8 experts, top 2) in test_opgen_conformance.py.
 """
+
 import math
 
 import pytest
 import torch
 
 import opgen_testing as testing
+from opgen_examples import _extension
 from opgen_examples.ops.moe import SPEC, moe, reference, without_near_ties
 
 OP = torch.ops.examples.moe.default
@@ -162,6 +164,27 @@ def test_cuda_grouped_gemm_path_never_syncs():
     finally:
         torch.cuda.set_sync_debug_mode("default")
     testing.assert_close(y, expected_of(*bf16, 2), torch.bfloat16)
+
+
+@testing.requires_cuda
+@pytest.mark.parametrize("tokens, experts, top_k", [(100, 64, 2), (777, 16, 3), (4096, 8, 2)])
+def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k):
+    """bfloat16 on Hopper: the expert FFN runs as our CUTLASS grouped GEMMs, the GELU in the first
+    one's epilogue, where the build has them (its build info: CUTLASS's headers found, sm_90a code),
+    else as torch's grouped GEMMs and a GELU pass. Experts with no rows and slices of any length."""
+    if torch.cuda.get_device_capability()[0] != 9:
+        pytest.skip("the grouped-GEMM path is for Hopper (sm_90)")
+    info = _extension.build_info() or {}
+    ours = bool(info.get("cutlass")) and "9.0a" in (info.get("cuda_arch_list") or "")
+    inputs = make_inputs(tokens, 256, 512, experts, dtype=torch.bfloat16, device="cuda", top_k=top_k)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        y = moe(*inputs, top_k)
+        torch.cuda.synchronize()
+    kernels = [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    fused = any("GELU_taylor" in name for name in kernels)
+    gelu_pass = any("gelu" in name.lower() and "cutlass" not in name.lower() for name in kernels)
+    assert (fused, gelu_pass) == (ours, not ours), kernels
+    assert_moe_close(y, inputs, top_k)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)

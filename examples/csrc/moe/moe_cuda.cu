@@ -7,8 +7,9 @@
 //      scatter_kernel (each pair's row in the expert-sorted order); then x's rows are gathered in
 //      that order, so every expert owns one contiguous slice of rows;
 //   4. the expert FFNs gelu_tanh(rows @ w1[e]^T) @ w2[e]^T on those slices, on tensor cores:
-//      - bfloat16 on Hopper: two grouped GEMMs (at::_grouped_mm) reading the slice ends on the
-//        device, and a GELU pass between them: no host sync, so the op is asynchronous;
+//      - bfloat16 on Hopper: two grouped GEMMs reading the slice ends on the device (no host sync,
+//        so the op is asynchronous): ours (hopper_ffn.cu, CUTLASS, the GELU in the first one's
+//        epilogue) where the build has them, else at::_grouped_mm's with a GELU pass between;
 //      - otherwise: two cuBLAS GEMMs per expert (the first with cuBLASLt's GELU epilogue where ATen
 //        can use it), which needs the slice ends on the host: one device-to-host copy of E ints,
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
@@ -39,6 +40,7 @@
 #include "common/elementwise.cuh"
 #include "common/reduce.cuh"
 #include "moe/decode.cuh"
+#include "moe/hopper_ffn.h"
 #include "moe/moe.h"
 #include "moe/route.cuh"
 
@@ -203,7 +205,28 @@ bool can_use_grouped_mm(const at::Tensor& sorted_x, const at::Tensor& w1, const 
 }
 
 at::Tensor expert_ffn_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2,
-                              const at::Tensor& expert_ends) {
+                              const at::Tensor& expert_ends, cudaStream_t stream) {
+  if (hopper_ffn_available() && w1.size(1) <= std::numeric_limits<int>::max() &&
+      w1.size(2) <= std::numeric_limits<int>::max()) {  // ours: the GELU in the first GEMM's epilogue (hopper_ffn.cu)
+    const int64_t pairs = sorted_x.size(0);
+    at::Tensor hidden_rows = at::empty({pairs, w1.size(1)}, sorted_x.options());
+    at::Tensor out_rows = at::empty({pairs, w1.size(2)}, sorted_x.options());
+    const int experts = static_cast<int>(w1.size(0));
+    at::Tensor scratch =
+        at::empty({static_cast<int64_t>(hopper_ffn_scratch_bytes(experts))}, sorted_x.options().dtype(at::kByte));
+    const HopperFfn ffn{sorted_x.const_data_ptr(),
+                        w1.const_data_ptr(),
+                        w2.const_data_ptr(),
+                        expert_ends.const_data_ptr<int32_t>(),
+                        experts,
+                        static_cast<int>(w1.size(2)),
+                        static_cast<int>(w1.size(1)),
+                        hidden_rows.mutable_data_ptr(),
+                        out_rows.mutable_data_ptr()};
+    if (hopper_ffn(ffn, scratch.mutable_data_ptr(), static_cast<size_t>(scratch.numel()), stream)) {
+      return out_rows;
+    }
+  }
   // w^T of each expert is a column-major view, the layout the grouped GEMM wants for its B operand.
   at::Tensor hidden_rows = at::_grouped_mm(sorted_x, w1.transpose(1, 2), expert_ends);
   at::gelu_(hidden_rows, "tanh");
@@ -300,7 +323,7 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const at::Tensor w1_c = w1.contiguous();
   const at::Tensor w2_c = w2.contiguous();
   const at::Tensor out_rows = can_use_grouped_mm(sorted_x, w1_c, w2_c)
-                                  ? expert_ffn_grouped(sorted_x, w1_c, w2_c, expert_ends)
+                                  ? expert_ffn_grouped(sorted_x, w1_c, w2_c, expert_ends, stream)
                                   : expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
 
   // 5. Weighted sum of each token's top_k expert outputs.
