@@ -135,7 +135,19 @@ GroupArrays carve(char*& at, int experts) {
   return g;
 }
 
-// Expert e's problem in each GEMM: rows [start, end) of the sorted rows, M = end - start.
+// Group e of a grouped GEMM: (m x k) @ (n x k)^T -> (m x n), every operand packed.
+__device__ void fill_group(const GroupArrays& g, int e, int m, int n, int k, const Element* a, const Element* b,
+                           Element* d) {
+  g.problems[e] = Problem{m, n, k};
+  g.a[e] = a;
+  g.b[e] = b;
+  g.d[e] = d;
+  g.stride_a[e] = cutlass::make_cute_packed_stride(StrideA{}, {m, k, 1});
+  g.stride_b[e] = cutlass::make_cute_packed_stride(StrideB{}, {n, k, 1});
+  g.stride_d[e] = cutlass::make_cute_packed_stride(StrideD{}, {m, n, 1});
+}
+
+// Expert e's problem in each GEMM: rows [start, end) of the sorted rows, m = end - start.
 __global__ void fill_groups(const int32_t* __restrict__ expert_ends, int experts, int hidden, int ffn,
                             const Element* rows, const Element* w1, const Element* w2, Element* hidden_rows,
                             Element* out_rows, GroupArrays up, GroupArrays down) {
@@ -146,20 +158,9 @@ __global__ void fill_groups(const int32_t* __restrict__ expert_ends, int experts
   const int64_t start = e == 0 ? 0 : expert_ends[e - 1];
   const int m = int(expert_ends[e] - start);
   // Up: (m x hidden) @ w1[e]^T -> (m x ffn). Down: (m x ffn) @ w2[e]^T -> (m x hidden).
-  up.problems[e] = Problem{m, ffn, hidden};
-  up.a[e] = rows + start * hidden;
-  up.b[e] = w1 + int64_t(e) * ffn * hidden;
-  up.d[e] = hidden_rows + start * ffn;
-  up.stride_a[e] = cutlass::make_cute_packed_stride(StrideA{}, {m, hidden, 1});
-  up.stride_b[e] = cutlass::make_cute_packed_stride(StrideB{}, {ffn, hidden, 1});
-  up.stride_d[e] = cutlass::make_cute_packed_stride(StrideD{}, {m, ffn, 1});
-  down.problems[e] = Problem{m, hidden, ffn};
-  down.a[e] = hidden_rows + start * ffn;
-  down.b[e] = w2 + int64_t(e) * hidden * ffn;
-  down.d[e] = out_rows + start * hidden;
-  down.stride_a[e] = cutlass::make_cute_packed_stride(StrideA{}, {m, ffn, 1});
-  down.stride_b[e] = cutlass::make_cute_packed_stride(StrideB{}, {hidden, ffn, 1});
-  down.stride_d[e] = cutlass::make_cute_packed_stride(StrideD{}, {m, hidden, 1});
+  fill_group(up, e, m, ffn, hidden, rows + start * hidden, w1 + int64_t(e) * ffn * hidden, hidden_rows + start * ffn);
+  fill_group(down, e, m, hidden, ffn, hidden_rows + start * ffn, w2 + int64_t(e) * hidden * ffn,
+             out_rows + start * hidden);
 }
 
 int current_device() {
