@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -204,9 +205,9 @@ void run(Gemm& gemm, const typename Gemm::Arguments& args, void* workspace, cuda
 bool hopper_ffn_available() {
   const int device = current_device();
   constexpr int kMostDevices = 64;
-  static std::array<signed char, kMostDevices> known{};  // 0 unknown, 1 yes, -1 no
-  if (device < kMostDevices && known[device] != 0) {
-    return known[device] > 0;
+  static std::array<std::atomic<signed char>, kMostDevices> known{};  // 0 unknown, 1 yes, -1 no
+  if (device < kMostDevices && known[device].load(std::memory_order_relaxed) != 0) {
+    return known[device].load(std::memory_order_relaxed) > 0;
   }
   int major = 0;
   cudaFuncAttributes probe{};
@@ -214,7 +215,7 @@ bool hopper_ffn_available() {
                    major == 9 && cudaFuncGetAttributes(&probe, sm90a_probe) == cudaSuccess &&
                    probe.sharedSizeBytes >= kProbeWords * sizeof(int);
   if (device < kMostDevices) {
-    known[device] = yes ? 1 : -1;
+    known[device].store(yes ? 1 : -1, std::memory_order_relaxed);  // threads asking at once agree
   }
   return yes;
 }
