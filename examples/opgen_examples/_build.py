@@ -285,7 +285,8 @@ def cuda_library_include_dirs() -> list[str]:
 
 def cutlass_include_dirs() -> list[Path]:
     """CUTLASS and CuTe (cutlass/..., cute/...) and CUTLASS's utilities (cutlass/util/...), from the
-    nvidia-cutlass package (`pip install nvidia-cutlass`: headers, no build) where it is installed.
+    nvidia-cutlass package (`pip install --no-deps nvidia-cutlass`: the headers are all a build needs)
+    where it is installed.
     A kernel that uses them tests `__has_include(<cutlass/cutlass.h>)`."""
     spec = importlib.util.find_spec("cutlass_library")
     if spec is None or not spec.submodule_search_locations:

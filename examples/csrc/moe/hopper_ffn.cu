@@ -113,16 +113,14 @@ constexpr size_t kAlignBytes = 256;
 constexpr size_t round_up(size_t bytes) {
   return (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
 }
-size_t group_arrays_bytes(int experts) {
-  const size_t n = size_t(experts);
-  return round_up(n * sizeof(Problem)) + 3 * round_up(n * sizeof(void*)) + round_up(n * sizeof(StrideA)) +
-         round_up(n * sizeof(StrideB)) + round_up(n * sizeof(StrideD));
-}
-GroupArrays carve(char*& at, int experts) {
+
+// One grouped GEMM's arrays for `experts` groups, laid out from base + used on (used grows by their
+// bytes). A null base lays nothing out and only counts: group_arrays_bytes.
+GroupArrays carve(char* base, size_t& used, int experts) {
   const size_t n = size_t(experts);
   const auto take = [&](size_t bytes) {
-    char* p = at;
-    at += round_up(bytes);
+    char* p = base == nullptr ? nullptr : base + used;
+    used += round_up(bytes);
     return p;
   };
   GroupArrays g;
@@ -134,6 +132,12 @@ GroupArrays carve(char*& at, int experts) {
   g.stride_b = reinterpret_cast<StrideB*>(take(n * sizeof(StrideB)));
   g.stride_d = reinterpret_cast<StrideD*>(take(n * sizeof(StrideD)));
   return g;
+}
+
+size_t group_arrays_bytes(int experts) {
+  size_t used = 0;
+  carve(nullptr, used, experts);
+  return used;
 }
 
 // Group e of a grouped GEMM: (m x k) @ (n x k)^T -> (m x n), every operand packed.
@@ -230,9 +234,11 @@ bool hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaS
     throw std::runtime_error("moe: hopper_ffn scratch too small");
   }
   const int device = current_device();
-  char* at = static_cast<char*>(scratch);
-  const GroupArrays up = carve(at, ffn.experts);
-  const GroupArrays down = carve(at, ffn.experts);
+  char* const base = static_cast<char*>(scratch);
+  size_t used = 0;
+  const GroupArrays up = carve(base, used, ffn.experts);
+  const GroupArrays down = carve(base, used, ffn.experts);
+  void* const workspace = base + used;
   const auto up_args = arguments<GeluGemm>(up, ffn.experts, device);
   const auto down_args = arguments<PlainGemm>(down, ffn.experts, device);
   GeluGemm up_gemm;
@@ -250,8 +256,8 @@ bool hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaS
   if (launched != cudaSuccess) {
     throw std::runtime_error(std::string("moe: fill_groups launch failed: ") + cudaGetErrorString(launched));
   }
-  run(up_gemm, up_args, at, stream);
-  run(down_gemm, down_args, at, stream);
+  run(up_gemm, up_args, workspace, stream);
+  run(down_gemm, down_args, workspace, stream);
   return true;
 }
 
