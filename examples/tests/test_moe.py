@@ -123,6 +123,28 @@ def test_cuda_many_tokens_and_deterministic():
 
 
 @testing.requires_cuda
+@pytest.mark.parametrize(
+    "tokens, experts, top_k, library",
+    [(4096, 8, 2, False), (40000, 256, 8, True)],
+    ids=["router-on-cores-one-block-scan", "cublas-router-cumsum"],
+)
+def test_cuda_routing_and_scan_paths(tokens, experts, top_k, library):
+    """Larger batches route on CUDA cores (route_logits_kernel) and scan the expert histograms in one
+    block (scan_kernel) while those are small; past E * d = 2^14 gate elements or T * E * d = 2^29
+    multiply-adds the router is a cuBLAS GEMM and route_kernel, past 2^18 histogram entries the scan
+    is at::cumsum's."""
+    inputs = make_inputs(tokens, 64, 16, experts, dtype=torch.float32, device="cuda", top_k=top_k)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
+        y = moe(*inputs, top_k)
+        torch.cuda.synchronize()
+    kernels = [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
+    assert any("moe::route_logits_kernel" in name for name in kernels) == (not library), kernels
+    assert any("moe::route_kernel" in name for name in kernels) == library, kernels
+    assert any("moe::scan_kernel" in name for name in kernels) == (not library), kernels
+    assert_moe_close(y, inputs, top_k)
+
+
+@testing.requires_cuda
 def test_cuda_runs_on_the_current_stream():
     inputs = make_inputs(4096, 128, 256, 8, dtype=torch.bfloat16, device="cuda", top_k=2)
     expected = expected_of(*inputs, 2)
@@ -185,6 +207,16 @@ def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k):
     gelu_pass = any("gelu" in name.lower() and "cutlass" not in name.lower() for name in kernels)
     assert (fused, gelu_pass) == (ours, not ours), kernels
     assert_moe_close(y, inputs, top_k)
+
+
+@testing.requires_cuda
+def test_cuda_calls_of_other_sizes_after_each_other():
+    """Calls of other sizes with as many experts, one after another, get the same scratch buffer back
+    (bfloat16 on Hopper: the grouped GEMMs' problems, pointers and strides, filled in on the device):
+    each must compute its own sizes, nothing left from the call before."""
+    for tokens, hidden, ffn in ((512, 256, 512), (300, 128, 256), (512, 256, 512), (1000, 64, 1024)):
+        inputs = make_inputs(tokens, hidden, ffn, 8, dtype=torch.bfloat16, device="cuda", top_k=2)
+        assert_moe_close(moe(*inputs, 2), inputs, 2)
 
 
 @pytest.mark.parametrize("device", testing.DEVICES)

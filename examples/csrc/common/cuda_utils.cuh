@@ -98,6 +98,14 @@ inline int multiprocessor_count() {
   return device_attribute<cudaDevAttrMultiProcessorCount>();
 }
 
+// The current device's peak memory bandwidth over its multiprocessors, in bytes a second: the memory
+// clock (kHz, two transfers a cycle) times the bus width.
+inline double memory_bandwidth_per_multiprocessor() {
+  const double bytes_a_second = 2e3 * device_attribute<cudaDevAttrMemoryClockRate>() *
+                                (device_attribute<cudaDevAttrGlobalMemoryBusWidth>() / 8.0);
+  return bytes_a_second / multiprocessor_count();
+}
+
 [[noreturn]] inline void unsupported_dtype(const char* name, DType dtype) {
   throw std::runtime_error(std::string(name) + ": dtype code " + std::to_string(static_cast<int>(dtype)) +
                            " is not supported by this CUDA kernel");

@@ -15,7 +15,9 @@
 //   allows), the next row prefetched, the blocks' totals exchanged through mailboxes (st.async and
 //   an mbarrier: no cluster barrier);
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
-//   next row copied into shared memory ahead (cp.async) instead of registers.
+//   next row copied into shared memory ahead (cp.async) instead of registers;
+// - on devices with more memory bandwidth a multiprocessor than an H100's (an H200), blocks of 2
+//   vectors a thread prefetch the next row, and 4 vectors a thread staging it replace 8.
 // Other rows, and functors that would spill registers there:
 // - up to 256 elements: part of a warp per row, read in place;
 // - longer rows: a block of 64 to 512 threads per row that stages the row's inputs in shared memory,
@@ -683,6 +685,20 @@ constexpr int kClusterVectors = OPGEN_CLUSTER_VECTORS;
 // and 65536 elements against 84-87%, with mailboxes.)
 constexpr int kStagedVectors = 4;
 constexpr int kStagedAhead = 1;
+// Memory a multiprocessor's share of bandwidth keeps busy only with more bytes in flight (Little's
+// law: bandwidth times latency). Past kDeepBandwidthPerSM bytes a second a multiprocessor (an H200:
+// 37 GB/s; an H100: 25), blocks a row prefetch the next row (2 vectors a thread) or stage it (instead
+// of 8 vectors a thread in registers). (Measured on an H200, bfloat16, 2^26 elements, A/B: rms_norm,
+// log-softmax and softmax at 1024 90.8-91.6%, 89.9-90.3%, 89.7-89.8% of a copy against 88.0%, 82.7%,
+// 83.8-84.3%; at 8192 89.8-90.1%, 85.4-86.0%, 85.7-85.9% against 75.7-75.8%, 75.5-75.7%, 79.4-79.5%;
+// LayerNorm at 1024 77.2-77.3% against 74.2-74.3%. Staging clusters instead of prefetching lost:
+// 62-80% against 67-86% at 32768 and 65536; two rows ahead no better. On an H100 staging lost to 8
+// vectors a thread (see kStagedVectors) and the short blocks reached 99% of a copy without
+// prefetching; prefetching them there was not measured.)
+#ifndef OPGEN_DEEP_BANDWIDTH_PER_SM
+#define OPGEN_DEEP_BANDWIDTH_PER_SM 30e9
+#endif
+constexpr double kDeepBandwidthPerSM = OPGEN_DEEP_BANDWIDTH_PER_SM;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 256;
@@ -1154,9 +1170,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // rows: its blocks are resident.)
   const int staged_inputs = staged_row_inputs<kBroadcast>(in), broadcast_inputs = N - staged_inputs;
   const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
-                             int vectors_a_thread = 2) {
+                             int vectors_a_thread = 2, bool prefetching = false) {
     const bool resident =
-        shared_bytes > 0 ||
+        shared_bytes > 0 || prefetching ||
         (rows_per_block == 1 ? vectors_a_thread == 2 && (threads >= 8 * kRowWarp || broadcast_inputs >= 2)
                              : rows_per_block * vectors * 16 < 4096);
     allow_shared_bytes(kernel, shared_bytes);
@@ -1235,6 +1251,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // (63-87%, as from memory) from the register known at compile time where the row is a power of
   // two: its limit at 8 vectors a thread is elsewhere. float32 rows of 16384 are staged, 76%.)
   constexpr auto kShortBlock = register_rows_kernel<kBroadcast, kBlockRow, 2, Op, S, N, K>;
+  constexpr auto kShortPrefetchBlock = register_rows_kernel<kBroadcast, kBlockRow, 2, Op, S, N, K, true>;
   constexpr auto kLongBlock = register_rows_kernel<kBroadcast, kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock =
       register_rows_kernel<kBroadcast, kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
@@ -1243,11 +1260,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   };
   const int64_t most_short = 2 * register_row_block(2);
   const int64_t short_block_row = broadcast_inputs >= 2 ? 128 : kShortBlockRow;
+  // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
+  // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
+  // than 8 vectors a thread.
+  const bool deep = memory_bandwidth_per_multiprocessor() > kDeepBandwidthPerSM;
   if (aligned && vectors >= 128) {
-    if (vectors <= short_block_row && fits_in_registers<kShortBlock>()) {
+    if (deep && vectors <= short_block_row && fits_in_registers<kShortPrefetchBlock>()) {
+      return registers(kShortPrefetchBlock, block_threads(2), 1, 0, 2, true);
+    }
+    if (!deep && vectors <= short_block_row && fits_in_registers<kShortBlock>()) {
       return registers(kShortBlock, block_threads(2), 1);
     }
-    if (vectors <= kRowVectors * register_row_block(kRowVectors) && fits_in_registers<kLongBlock>()) {
+    if (!deep && vectors <= kRowVectors * register_row_block(kRowVectors) && fits_in_registers<kLongBlock>()) {
       return registers(kLongBlock, block_threads(kRowVectors), 1, 0, kRowVectors);
     }
     const int staged_threads = block_threads(kStagedVectors);

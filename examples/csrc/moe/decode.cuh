@@ -1,8 +1,8 @@
 // moe for small batches (decoding), where sorting the pairs by expert and the grouped GEMMs cost more
 // than the FFNs themselves (decodes() says where). Three kernels, no library call, no host
 // sync, all on the current stream:
-//   1. decode_route_kernel: a block per token computes its E router logits (a warp per expert at a
-//      time, lanes along d), then its first warp routes them (route_token);
+//   1. route_logits_kernel (route.cuh): a block per token computes its E router logits (a warp per
+//      expert at a time, lanes along d), then its first warp routes them (route_token);
 //   2. decode_up_kernel: h[pair, f] = gelu_tanh(x[token] . w1[e][f]), a warp per (pair, f);
 //   3. decode_down_kernel: y[t, i] = sum over slots k of p[t, k] * (h[t, k] . w2[e][i]), a warp per
 //      (t, i), the slots in order: deterministic, no atomics.
@@ -50,49 +50,11 @@ inline bool decodes(const Sizes& s, int64_t top_k, int64_t element_bytes) {
   return s.tokens <= kDecodeTokens && (pairs <= s.experts || pairs * expert_bytes <= kLargePathFloorBytes);
 }
 
-// a . b over n elements, by one warp (every lane gets the sum), in acc_t: kVec elements a lane at a
-// time (both rows 16-byte aligned, n a multiple of kVec), or one.
-template <int kVec, typename acc_t, typename A, typename B>
-__device__ __forceinline__ acc_t warp_dot(const A* __restrict__ a, const B* __restrict__ b, int64_t n, int lane) {
-  acc_t sum = 0;
-#pragma unroll 4
-  for (int64_t j = int64_t(lane) * kVec; j < n; j += int64_t(kWarpSize) * kVec) {
-    const auto va = opgen::cuda::load_vector<kVec>(a, j);
-    const auto vb = opgen::cuda::load_vector<kVec>(b, j);
-#pragma unroll
-    for (int u = 0; u < kVec; ++u) {
-      sum += static_cast<acc_t>(va.v[u]) * static_cast<acc_t>(vb.v[u]);
-    }
-  }
-  return opgen::cuda::warp_sum(sum);
-}
-
 template <typename acc_t>
 __device__ __forceinline__ acc_t gelu_tanh(acc_t v) {
   const acc_t kBeta = acc_t(0.7978845608028654);  // sqrt(2 / pi)
   const acc_t kKappa = acc_t(0.044715);
   return acc_t(0.5) * v * (acc_t(1) + std::tanh(kBeta * (v + kKappa * v * v * v)));
-}
-
-template <int kVec, typename scalar_t, typename acc_t>
-__global__ void __launch_bounds__(kThreads)
-    decode_route_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ gate_weight, int64_t hidden,
-                        int experts, int top_k, int32_t* __restrict__ expert_of_pair,
-                        acc_t* __restrict__ weight_of_pair) {
-  __shared__ acc_t logits[kMaxExperts];
-  const int lane = threadIdx.x % kWarpSize;
-  const int warp = threadIdx.x / kWarpSize;
-  const int64_t token = blockIdx.x;
-  for (int e = warp; e < experts; e += kWarps) {
-    const acc_t logit = warp_dot<kVec, acc_t>(gate_weight + e * hidden, x + token * hidden, hidden, lane);
-    if (lane == 0) {
-      logits[e] = logit;
-    }
-  }
-  __syncthreads();
-  if (warp == 0) {
-    route_token(logits, experts, top_k, lane, expert_of_pair + token * top_k, weight_of_pair + token * top_k);
-  }
 }
 
 template <int kVec, typename scalar_t, typename acc_t>
@@ -146,7 +108,7 @@ void launch_decode(const scalar_t* x, const scalar_t* gate_weight, const scalar_
   auto* expert_of_pair =
       reinterpret_cast<int32_t*>(reinterpret_cast<std::byte*>(weight_of_pair) + aligned_bytes(pairs * sizeof(acc_t)));
   const int experts = static_cast<int>(s.experts);
-  decode_route_kernel<kVec, scalar_t, acc_t><<<unsigned(s.tokens), kThreads, 0, stream>>>(
+  route_logits_kernel<kVec, scalar_t, acc_t><<<unsigned(s.tokens), kThreads, 0, stream>>>(
       x, gate_weight, s.hidden, experts, top_k, expert_of_pair, weight_of_pair);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (s.ffn > 0) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <type_traits>
 
+#include "common/cuda_utils.cuh"
 #include "moe/hopper_ffn.h"
 
 #if __has_include(<cutlass/cutlass.h>)
@@ -180,7 +181,7 @@ template <typename Gemm>
 typename Gemm::Arguments arguments(const GroupArrays& g, int experts, int device) {
   cutlass::KernelHardwareInfo hardware;
   hardware.device_id = device;
-  hardware.sm_count = cutlass::KernelHardwareInfo::query_device_multiprocessor_count(device);
+  hardware.sm_count = opgen::cuda::multiprocessor_count();  // the current device's, asked once
   typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGrouped,
                                 {experts, g.problems, nullptr},
                                 {g.a, g.stride_a, g.b, g.stride_b},

@@ -1,11 +1,14 @@
 // moe: CUDA forward, all on the current stream. Small batches (decodes() in decode.cuh says which):
 // three kernels of decode.cuh. Larger ones in five steps:
-//   1. router logits x @ gate_weight^T: one cuBLAS GEMM with float32 output (float64 for float64);
-//   2. route_kernel: per token (one warp), top_k over the E logits and a softmax over those top_k;
+//   1-2. routing: where the logits take little arithmetic (routes_on_cores), route_logits_kernel
+//      (route.cuh) computes each token's E logits in float32 (float64 for float64) and routes them;
+//      otherwise one cuBLAS GEMM with float32 output, then route_kernel: per token (one warp), top_k
+//      over the E logits and a softmax over those top_k;
 //   3. a stable counting sort of the T * top_k (token, slot) pairs by expert: count_kernel (an
-//      expert histogram per 256-pair segment), an exclusive scan of the histograms (at::cumsum),
-//      scatter_kernel (each pair's row in the expert-sorted order); then x's rows are gathered in
-//      that order, so every expert owns one contiguous slice of rows;
+//      expert histogram per 256-pair segment), an exclusive scan of the histograms (scan_kernel, one
+//      block, which also writes each expert's slice end; at::cumsum past kScanOneBlock),
+//      scatter_kernel (each pair's row in the expert-sorted order); then gather_kernel copies x's rows
+//      in that order, so every expert owns one contiguous slice of rows;
 //   4. the expert FFNs gelu_tanh(rows @ w1[e]^T) @ w2[e]^T on those slices, on tensor cores:
 //      - bfloat16 on Hopper: two grouped GEMMs reading the slice ends on the device (no host sync,
 //        so the op is asynchronous): ours (hopper_ffn.cu, CUTLASS, the GELU in the first one's
@@ -15,6 +18,9 @@
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
 //   5. combine_kernel: y[t] = sum over slots k of p[t, k] * out[row(t, k)], a gather in slot order:
 //      no atomics, so the result does not depend on scheduling.
+// The host side is a dozen launches and few ATen calls: on a slow host each ATen call costs several
+// microseconds, and until the GEMMs are queued the GPU waits for it. (Measured on an H200's host:
+// the router's cuBLAS GEMM with float32 output took 227 us of host time a call in the profiler.)
 #include "common/use_aten.h"  // on the full ATen API: see docs/index.md for why
 
 #include <ATen/Dispatch.h>
@@ -27,12 +33,14 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/sub.h>
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDAException.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -138,6 +146,82 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The exclusive scan of counts (n of them, in (expert, segment) order) into starts, and each expert's
+// slice end (its last segment's inclusive sum) into expert_ends, by one block: kScanItems consecutive
+// counts a thread, a pass of kScanThreads * kScanItems at a time.
+constexpr int kScanThreads = 1024;
+constexpr int kScanItems = 8;
+constexpr int64_t kScanOneBlock = int64_t(1) << 18;  // beyond: at::cumsum (one block would take too long)
+
+__global__ void __launch_bounds__(kScanThreads)
+    scan_kernel(const int32_t* __restrict__ counts, int64_t n, int64_t segments, int32_t* __restrict__ starts,
+                int32_t* __restrict__ expert_ends) {
+  __shared__ int32_t warp_totals[kScanThreads / kWarpSize];
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
+  int32_t carry = 0;  // the counts of the passes before
+  for (int64_t pass = 0; pass < n; pass += int64_t(kScanThreads) * kScanItems) {
+    const int64_t first = pass + int64_t(threadIdx.x) * kScanItems;
+    int32_t item[kScanItems];
+    int32_t total = 0;
+#pragma unroll
+    for (int u = 0; u < kScanItems; ++u) {
+      item[u] = first + u < n ? counts[first + u] : 0;
+      total += item[u];
+    }
+    int32_t inclusive = total;  // over this warp's lanes up to this one
+#pragma unroll
+    for (int offset = 1; offset < kWarpSize; offset *= 2) {
+      const int32_t before = __shfl_up_sync(kFullMask, inclusive, offset);
+      inclusive += lane >= offset ? before : 0;
+    }
+    if (lane == kWarpSize - 1) {
+      warp_totals[warp] = inclusive;
+    }
+    __syncthreads();
+    if (warp == 0) {
+      int32_t warps_inclusive = warp_totals[lane];
+#pragma unroll
+      for (int offset = 1; offset < kWarpSize; offset *= 2) {
+        const int32_t before = __shfl_up_sync(kFullMask, warps_inclusive, offset);
+        warps_inclusive += lane >= offset ? before : 0;
+      }
+      warp_totals[lane] = warps_inclusive;
+    }
+    __syncthreads();
+    int32_t running = carry + (warp > 0 ? warp_totals[warp - 1] : 0) + inclusive - total;
+#pragma unroll
+    for (int u = 0; u < kScanItems; ++u) {
+      const int64_t i = first + u;
+      if (i < n) {
+        starts[i] = running;
+        running += item[u];
+        if (i % segments == segments - 1) {
+          expert_ends[i / segments] = running;
+        }
+      }
+    }
+    carry += warp_totals[kScanThreads / kWarpSize - 1];
+    __syncthreads();  // every thread has read warp_totals before the next pass writes it
+  }
+}
+
+// sorted[row] = x[token_of_row[row]], kVec elements a thread at a time (rows of hidden elements).
+template <int kVec, typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const scalar_t* __restrict__ x, const int32_t* __restrict__ token_of_row, int64_t rows,
+                  int64_t hidden, scalar_t* __restrict__ sorted) {
+  const int64_t vectors_per_row = hidden / kVec;
+  const int64_t n = rows * vectors_per_row;
+  const int64_t stride = int64_t(gridDim.x) * kThreads;
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
+    const int64_t row = i / vectors_per_row;
+    const int64_t column = (i - row * vectors_per_row) * kVec;
+    *reinterpret_cast<opgen::cuda::Vec<scalar_t, kVec>*>(sorted + row * hidden + column) =
+        opgen::cuda::load_vector<kVec>(x, int64_t(token_of_row[row]) * hidden + column);
+  }
+}
+
 // y[t, c:c+kVec] = sum over slots k of p[t, k] * rows[row_of_pair[t, k], c:c+kVec], in acc_t.
 template <int kVec, typename scalar_t, typename acc_t>
 __global__ void __launch_bounds__(kThreads)
@@ -175,8 +259,8 @@ unsigned int capped_grid(int64_t n) {
 }
 
 template <typename scalar_t>
-void combine(const at::Tensor& rows, const at::Tensor& row_of_pair, const at::Tensor& weight_of_pair, int top_k,
-             at::Tensor& y, cudaStream_t stream) {
+void combine(const at::Tensor& rows, const int32_t* row_of_pair, const at::opmath_type<scalar_t>* weight_of_pair,
+             int top_k, at::Tensor& y, cudaStream_t stream) {
   using acc_t = at::opmath_type<scalar_t>;
   constexpr int kVec = 16 / sizeof(scalar_t);
   const int64_t tokens = y.size(0);
@@ -184,14 +268,44 @@ void combine(const at::Tensor& rows, const at::Tensor& row_of_pair, const at::Te
   // rows and y are fresh allocations: rows of a multiple of kVec elements keep 16-byte alignment.
   if (hidden % kVec == 0) {
     combine_kernel<kVec, scalar_t, acc_t><<<capped_grid(tokens * hidden / kVec), kThreads, 0, stream>>>(
-        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(), weight_of_pair.const_data_ptr<acc_t>(),
-        tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
+        rows.const_data_ptr<scalar_t>(), row_of_pair, weight_of_pair, tokens, hidden, top_k,
+        y.mutable_data_ptr<scalar_t>());
   } else {
     combine_kernel<1, scalar_t, acc_t><<<capped_grid(tokens * hidden), kThreads, 0, stream>>>(
-        rows.const_data_ptr<scalar_t>(), row_of_pair.const_data_ptr<int32_t>(), weight_of_pair.const_data_ptr<acc_t>(),
-        tokens, hidden, top_k, y.mutable_data_ptr<scalar_t>());
+        rows.const_data_ptr<scalar_t>(), row_of_pair, weight_of_pair, tokens, hidden, top_k,
+        y.mutable_data_ptr<scalar_t>());
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+template <typename scalar_t>
+void gather(const at::Tensor& x, const int32_t* token_of_row, at::Tensor& sorted, cudaStream_t stream) {
+  constexpr int kVec = 16 / sizeof(scalar_t);
+  const int64_t rows = sorted.size(0);
+  const int64_t hidden = sorted.size(1);
+  const scalar_t* from = x.const_data_ptr<scalar_t>();
+  scalar_t* to = sorted.mutable_data_ptr<scalar_t>();
+  if (hidden % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(from)) {  // sorted: a fresh allocation
+    gather_kernel<kVec, scalar_t>
+        <<<capped_grid(rows * hidden / kVec), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
+  } else {
+    gather_kernel<1, scalar_t>
+        <<<capped_grid(rows * hidden), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
+  }
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+// The router on CUDA cores (route_logits_kernel), against a cuBLAS GEMM's host time (227 us a call
+// on an H200's host, in the profiler), where each token's block reads at most
+// kCoreRouterGateElements of gate_weight (from L1) and all tokens take at most
+// kCoreRouterMultiplyAdds. (Measured on an H200, bfloat16, T = 4096, d = 1024, 200 calls back to
+// back: E = 8, 138 us of host time a call against 192, the same GPU time; E = 64 (64K gate
+// elements a token), 67 us more GPU time a call than cuBLAS and route_kernel.)
+constexpr int64_t kCoreRouterGateElements = int64_t(1) << 14;
+constexpr int64_t kCoreRouterMultiplyAdds = int64_t(1) << 29;
+
+bool routes_on_cores(const Sizes& s) {
+  return s.experts * s.hidden <= kCoreRouterGateElements && s.tokens * s.experts * s.hidden <= kCoreRouterMultiplyAdds;
 }
 
 // at::_grouped_mm (CUTLASS grouped GEMM, bfloat16 on Hopper) runs all experts in one launch with
@@ -287,39 +401,72 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const int experts = static_cast<int>(s.experts);
   const int k = static_cast<int>(top_k);
   const at::ScalarType acc = router_dtype(x.scalar_type());
-  const auto int_options = x.options().dtype(at::kInt);
+  const at::Tensor x_c = x.contiguous();
+  const at::Tensor gate_c = gate_weight.contiguous();
+  const int64_t segments = (pairs + kSegment - 1) / kSegment;
+  const int64_t histogram = s.experts * segments;  // counts and starts: an (expert, segment) grid
 
-  // 1-2. Route: float32 logits straight from cuBLAS (mm with out_dtype), top_k, softmax.
-  const at::Tensor logits =
-      (acc == x.scalar_type() ? at::mm(x, gate_weight.t()) : at::mm(x, gate_weight.t(), acc)).contiguous();
-  at::Tensor expert_of_pair = at::empty({pairs}, int_options);
-  at::Tensor weight_of_pair = at::empty({pairs}, x.options().dtype(acc));
-  AT_DISPATCH_FLOATING_TYPES(acc, "moe_route_cuda", [&] {
-    route_kernel<scalar_t><<<opgen::cuda::grid_size(s.tokens, kWarps), kThreads, 0, stream>>>(
-        logits.const_data_ptr<scalar_t>(), s.tokens, experts, k, expert_of_pair.mutable_data_ptr<int32_t>(),
-        weight_of_pair.mutable_data_ptr<scalar_t>());
+  // The small arrays the kernels pass on, in one allocation, each 256-byte aligned.
+  int64_t bytes = 0;
+  const auto carve = [&bytes](int64_t size) {
+    const int64_t at = bytes;
+    bytes += (size + 255) / 256 * 256;
+    return at;
+  };
+  const int64_t expert_of_pair_at = carve(pairs * 4);
+  const int64_t weight_of_pair_at = carve(pairs * (acc == at::kDouble ? 8 : 4));
+  const int64_t counts_at = carve(histogram * 4);
+  const int64_t starts_at = carve(histogram * 4);
+  const int64_t ends_at = carve(s.experts * 4);
+  const int64_t token_of_row_at = carve(pairs * 4);
+  const int64_t row_of_pair_at = carve(pairs * 4);
+  at::Tensor workspace = at::empty({bytes}, x.options().dtype(at::kByte));
+  auto* const base = static_cast<std::byte*>(workspace.mutable_data_ptr());
+  const auto ints = [base](int64_t at) { return reinterpret_cast<int32_t*>(base + at); };
+  const auto int_tensor = [&workspace](int64_t at, int64_t count) {
+    return workspace.narrow(0, at, count * 4).view(at::kInt);
+  };
+
+  // 1-2. Route: each token's top_k experts and their weights.
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_route_cuda", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    auto* weight_of_pair = reinterpret_cast<acc_t*>(base + weight_of_pair_at);
+    if (routes_on_cores(s)) {
+      route_tokens(x_c.const_data_ptr<scalar_t>(), gate_c.const_data_ptr<scalar_t>(), s.tokens, s.hidden, experts, k,
+                   ints(expert_of_pair_at), weight_of_pair, stream);
+    } else {  // float32 logits straight from cuBLAS (mm with out_dtype), then top_k and softmax
+      const at::Tensor logits =
+          (acc == x.scalar_type() ? at::mm(x_c, gate_c.t()) : at::mm(x_c, gate_c.t(), acc)).contiguous();
+      route_kernel<acc_t><<<opgen::cuda::grid_size(s.tokens, kWarps), kThreads, 0, stream>>>(
+          logits.const_data_ptr<acc_t>(), s.tokens, experts, k, ints(expert_of_pair_at), weight_of_pair);
+    }
     C10_CUDA_KERNEL_LAUNCH_CHECK();
   });
 
   // 3. Stable counting sort of the pairs by expert, then x's rows in that order.
-  const int64_t segments = (pairs + kSegment - 1) / kSegment;
   const unsigned int sort_blocks = opgen::cuda::grid_size(segments, kWarps);
-  at::Tensor counts = at::empty({s.experts, segments}, int_options);
-  count_kernel<<<sort_blocks, kThreads, 0, stream>>>(expert_of_pair.const_data_ptr<int32_t>(), pairs, experts, segments,
-                                                     counts.mutable_data_ptr<int32_t>());
+  count_kernel<<<sort_blocks, kThreads, 0, stream>>>(ints(expert_of_pair_at), pairs, experts, segments,
+                                                     ints(counts_at));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  const at::Tensor ends = at::cumsum(counts.view(-1), 0, at::kInt).view({s.experts, segments});
-  const at::Tensor starts = ends.sub(counts);
-  at::Tensor token_of_row = at::empty({pairs}, int_options);
-  at::Tensor row_of_pair = at::empty({pairs}, int_options);
-  scatter_kernel<<<sort_blocks, kThreads, 0, stream>>>(
-      expert_of_pair.const_data_ptr<int32_t>(), pairs, experts, segments, k, starts.const_data_ptr<int32_t>(),
-      token_of_row.mutable_data_ptr<int32_t>(), row_of_pair.mutable_data_ptr<int32_t>());
+  if (histogram <= kScanOneBlock) {
+    scan_kernel<<<1, kScanThreads, 0, stream>>>(ints(counts_at), histogram, segments, ints(starts_at), ints(ends_at));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  } else {
+    const at::Tensor counts = int_tensor(counts_at, histogram);
+    const at::Tensor inclusive = at::cumsum(counts, 0, at::kInt);
+    at::Tensor starts = int_tensor(starts_at, histogram);
+    at::sub_out(starts, inclusive, counts);
+    int_tensor(ends_at, s.experts).copy_(inclusive.view({s.experts, segments}).select(1, segments - 1));
+  }
+  scatter_kernel<<<sort_blocks, kThreads, 0, stream>>>(ints(expert_of_pair_at), pairs, experts, segments, k,
+                                                       ints(starts_at), ints(token_of_row_at), ints(row_of_pair_at));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  const at::Tensor sorted_x = x.index_select(0, token_of_row);
+  at::Tensor sorted_x = at::empty({pairs, s.hidden}, x.options());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_gather_cuda",
+                                  [&] { gather<scalar_t>(x_c, ints(token_of_row_at), sorted_x, stream); });
 
   // 4. The expert FFNs on the expert-sorted rows.
-  const at::Tensor expert_ends = ends.select(1, segments - 1).contiguous();
+  const at::Tensor expert_ends = int_tensor(ends_at, s.experts);
   const at::Tensor w1_c = w1.contiguous();
   const at::Tensor w2_c = w2.contiguous();
   const at::Tensor out_rows = can_use_grouped_mm(sorted_x, w1_c, w2_c)
@@ -327,8 +474,11 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
                                   : expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
 
   // 5. Weighted sum of each token's top_k expert outputs.
-  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_combine_cuda",
-                                  [&] { combine<scalar_t>(out_rows, row_of_pair, weight_of_pair, k, y, stream); });
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_combine_cuda", [&] {
+    using acc_t = at::opmath_type<scalar_t>;
+    combine<scalar_t>(out_rows, ints(row_of_pair_at), reinterpret_cast<const acc_t*>(base + weight_of_pair_at), k, y,
+                      stream);
+  });
   return y;
 }
 

@@ -1,10 +1,11 @@
-// moe's routing on CUDA, shared by its two paths (moe_cuda.cu, decode.cuh): the ranking of logits
-// and one warp's top_k and softmax for one token.
+// moe's routing on CUDA, shared by its two paths (moe_cuda.cu, decode.cuh): the ranking of logits,
+// one warp's top_k and softmax for one token, and the kernel that computes a token's logits first.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "common/elementwise.cuh"
 #include "common/reduce.cuh"
 
 namespace examples::moe {
@@ -84,6 +85,63 @@ __device__ __forceinline__ void route_token(const acc_t* logits, int experts, in
   const acc_t inverse_sum = acc_t(1) / opgen::cuda::warp_sum(lane_sum);
   for (int r = lane; r < top_k; r += kWarpSize) {
     weight[r] *= inverse_sum;  // this lane wrote slot r above
+  }
+}
+
+// a . b over n elements, by one warp (every lane gets the sum), in acc_t: kVec elements a lane at a
+// time (both rows 16-byte aligned, n a multiple of kVec), or one.
+template <int kVec, typename acc_t, typename A, typename B>
+__device__ __forceinline__ acc_t warp_dot(const A* __restrict__ a, const B* __restrict__ b, int64_t n, int lane) {
+  acc_t sum = 0;
+#pragma unroll 4
+  for (int64_t j = int64_t(lane) * kVec; j < n; j += int64_t(kWarpSize) * kVec) {
+    const auto va = opgen::cuda::load_vector<kVec>(a, j);
+    const auto vb = opgen::cuda::load_vector<kVec>(b, j);
+#pragma unroll
+    for (int u = 0; u < kVec; ++u) {
+      sum += static_cast<acc_t>(va.v[u]) * static_cast<acc_t>(vb.v[u]);
+    }
+  }
+  return opgen::cuda::warp_sum(sum);
+}
+
+// A block per token: its E router logits in acc_t (a warp per expert at a time, lanes along d), then
+// its first warp routes them (route_token). Both of moe's paths route with it where the logits take
+// little arithmetic (routes_on_cores in moe_cuda.cu): no library call, one launch.
+template <int kVec, typename scalar_t, typename acc_t>
+__global__ void __launch_bounds__(kThreads)
+    route_logits_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ gate_weight, int64_t hidden,
+                        int experts, int top_k, int32_t* __restrict__ expert_of_pair,
+                        acc_t* __restrict__ weight_of_pair) {
+  __shared__ acc_t logits[kMaxExperts];
+  const int lane = threadIdx.x % kWarpSize;
+  const int warp = threadIdx.x / kWarpSize;
+  const int64_t token = blockIdx.x;
+  for (int e = warp; e < experts; e += kWarps) {
+    const acc_t logit = warp_dot<kVec, acc_t>(gate_weight + e * hidden, x + token * hidden, hidden, lane);
+    if (lane == 0) {
+      logits[e] = logit;
+    }
+  }
+  __syncthreads();
+  if (warp == 0) {
+    route_token(logits, experts, top_k, lane, expert_of_pair + token * top_k, weight_of_pair + token * top_k);
+  }
+}
+
+// Routes `tokens` tokens with route_logits_kernel: 16-byte loads where x's and gate_weight's rows
+// allow. (The caller checks the launch.)
+template <typename scalar_t, typename acc_t>
+void route_tokens(const scalar_t* x, const scalar_t* gate_weight, int64_t tokens, int64_t hidden, int experts,
+                  int top_k, int32_t* expert_of_pair, acc_t* weight_of_pair, cudaStream_t stream) {
+  constexpr int kVec = 16 / sizeof(scalar_t);
+  if (hidden % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(x) &&
+      opgen::cuda::is_vector_aligned<kVec>(gate_weight)) {
+    route_logits_kernel<kVec, scalar_t, acc_t><<<unsigned(tokens), kThreads, 0, stream>>>(
+        x, gate_weight, hidden, experts, top_k, expert_of_pair, weight_of_pair);
+  } else {
+    route_logits_kernel<1, scalar_t, acc_t><<<unsigned(tokens), kThreads, 0, stream>>>(
+        x, gate_weight, hidden, experts, top_k, expert_of_pair, weight_of_pair);
   }
 }
 
