@@ -1260,11 +1260,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   };
   const int64_t most_short = 2 * register_row_block(2);
   const int64_t short_block_row = broadcast_inputs >= 2 ? 128 : kShortBlockRow;
-  // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
-  // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
-  // than 8 vectors a thread.
-  const bool deep = memory_bandwidth_per_multiprocessor() > kDeepBandwidthPerSM;
   if (aligned && vectors >= 128) {
+    // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
+    // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
+    // than 8 vectors a thread. (Asked only here: the other launches do not depend on it.)
+    const bool deep = memory_bandwidth_per_multiprocessor() > kDeepBandwidthPerSM;
     if (deep && vectors <= short_block_row && fits_in_registers<kShortPrefetchBlock>()) {
       return registers(kShortPrefetchBlock, block_threads(2), 1, 0, 2, true);
     }
