@@ -206,20 +206,27 @@ __global__ void __launch_bounds__(kScanThreads)
   }
 }
 
-// sorted[row] = x[token_of_row[row]], kVec elements a thread at a time (rows of hidden elements).
-template <int kVec, typename scalar_t>
-__global__ void __launch_bounds__(kThreads)
-    gather_kernel(const scalar_t* __restrict__ x, const int32_t* __restrict__ token_of_row, int64_t rows,
-                  int64_t hidden, scalar_t* __restrict__ sorted) {
+// f(row, column) for each kVec-element vector of `rows` rows of `hidden` elements, grid-stride.
+template <int kVec, typename F>
+__device__ __forceinline__ void for_each_row_vector(int64_t rows, int64_t hidden, const F& f) {
   const int64_t vectors_per_row = hidden / kVec;
   const int64_t n = rows * vectors_per_row;
   const int64_t stride = int64_t(gridDim.x) * kThreads;
   for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
     const int64_t row = i / vectors_per_row;
-    const int64_t column = (i - row * vectors_per_row) * kVec;
+    f(row, (i - row * vectors_per_row) * kVec);
+  }
+}
+
+// sorted[row] = x[token_of_row[row]], kVec elements a thread at a time (rows of hidden elements).
+template <int kVec, typename scalar_t>
+__global__ void __launch_bounds__(kThreads)
+    gather_kernel(const scalar_t* __restrict__ x, const int32_t* __restrict__ token_of_row, int64_t rows,
+                  int64_t hidden, scalar_t* __restrict__ sorted) {
+  for_each_row_vector<kVec>(rows, hidden, [&](int64_t row, int64_t column) {
     *reinterpret_cast<opgen::cuda::Vec<scalar_t, kVec>*>(sorted + row * hidden + column) =
         opgen::cuda::load_vector<kVec>(x, int64_t(token_of_row[row]) * hidden + column);
-  }
+  });
 }
 
 // y[t, c:c+kVec] = sum over slots k of p[t, k] * rows[row_of_pair[t, k], c:c+kVec], in acc_t.
@@ -228,12 +235,7 @@ __global__ void __launch_bounds__(kThreads)
     combine_kernel(const scalar_t* __restrict__ rows, const int32_t* __restrict__ row_of_pair,
                    const acc_t* __restrict__ weight_of_pair, int64_t tokens, int64_t hidden, int top_k,
                    scalar_t* __restrict__ y) {
-  const int64_t vectors_per_token = hidden / kVec;
-  const int64_t n = tokens * vectors_per_token;
-  const int64_t stride = int64_t(gridDim.x) * kThreads;
-  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += stride) {
-    const int64_t token = i / vectors_per_token;
-    const int64_t column = (i - token * vectors_per_token) * kVec;
+  for_each_row_vector<kVec>(tokens, hidden, [&](int64_t token, int64_t column) {
     acc_t sum[kVec] = {};
     for (int slot = 0; slot < top_k; ++slot) {
       const int64_t pair = token * top_k + slot;
@@ -250,7 +252,7 @@ __global__ void __launch_bounds__(kThreads)
       out.v[u] = static_cast<scalar_t>(sum[u]);
     }
     *reinterpret_cast<opgen::cuda::Vec<scalar_t, kVec>*>(y + token * hidden + column) = out;
-  }
+  });
 }
 
 // Grid-stride launches: enough blocks to fill the GPU, capped so huge inputs loop instead.
