@@ -209,6 +209,42 @@ def test_gradients_match_reference(spec, device, dtype, shape, grad_layout):
     testing.assert_matches(spec, actual, expected, dtype, GRAD_SHAPE, bound)
 
 
+def rowwise_in_cpp(spec):
+    return spec.kind == "rowwise" and not spec.triton  # (Triton's row kernels take rows up to a bound)
+
+
+def _rows_past_resident_blocks(device) -> int:
+    """More rows than stay resident on the device (32 blocks a multiprocessor at most), so that a
+    CUDA row kernel's blocks loop over rows; a few on CPU."""
+    if device == "cuda":
+        return 2 * 32 * torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count + 3
+    return 67
+
+
+@pytest.mark.parametrize("length", [1024, 4096])
+@pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, dtypes=True, where=rowwise_in_cpp))
+def test_many_aligned_rows_match_reference(spec, device, dtype, shape, length):
+    """Rows on 16-byte boundaries, more than stay resident: the CUDA kernels that hold rows in
+    registers and load (or stage) the next row while working on this one, each block looping over
+    rows. The result, and the gradients of the row inputs (a broadcast input's sums over every row,
+    rounded once a row, are checked at fewer rows by test_gradients_match_reference)."""
+    shape = (_rows_past_resident_blocks(device), length)
+    args = testing.draw(spec, shape, dtype, device)
+    row_inputs = [name for name in spec.differentiable if name not in spec.broadcast]
+    for name in row_inputs:
+        args[name].requires_grad_()
+    result = testing.call(spec, args)
+    testing.assert_matches_reference(spec, result, args, dtype, shape)
+    if row_inputs:
+        grad = testing.make_tensor(result.shape, dtype, device, "contiguous")
+        actual = torch.autograd.grad(result, [args[name] for name in row_inputs], grad)
+        args64 = _float64_leaves(spec, args)
+        args64 = {n: v.detach().requires_grad_(n in row_inputs) if _floating(v) else v for n, v in args64.items()}
+        expected = torch.autograd.grad(spec.reference(**args64), [args64[n] for n in row_inputs], grad.double())
+        bound = testing.grad_error_bound(spec, args, grad, dtype, row_inputs)
+        testing.assert_matches(spec, actual, expected, dtype, shape, bound)
+
+
 @pytest.mark.parametrize(CASES, testing.spec_cases(SPECS, where=lambda spec: len(spec.differentiable) > 1))
 def test_gradient_of_each_input_alone(spec, device, dtype, shape):
     """Only the inputs that require grad get one (the op is told which are needed)."""

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "common/cpu_loops.h"
@@ -78,13 +79,18 @@ struct RowOut {
 
 // One row's loops, run by one thread.
 struct Row {
+  // Float terms summed in double: one float running through a long row drifts (LayerNorm's
+  // variance at 70001 elements cost its output up to 4.6e-5, past its float32 tolerance, where the
+  // CUDA kernels' per-thread partial sums and tree stay well within it), rounded once at the end.
   template <typename F>
   auto sum(int64_t n, const F& f) const {
-    decltype(f(int64_t(0))) total(0);
+    using T = decltype(f(int64_t(0)));
+    using Total = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    Total total(0);
     for (int64_t j = 0; j < n; ++j) {
-      total += f(j);
+      total += Total(f(j));
     }
-    return total;
+    return T(total);
   }
 
   template <typename F>
