@@ -1319,7 +1319,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     // A functor with wide broadcasts and one output (a LayerNorm forward) keeps more rows in flight
     // staged (32 threads a row) than prefetching at 128 registers a thread; its backward the reverse.
     const bool staged_first = wide_broadcast(kBroadcast) && K == 1;
-    if (deep && !staged_first && vectors <= short_block_row && fits_in_registers<kShortPrefetchBlock>()) {
+    const bool short_prefetch = deep && vectors <= short_block_row && fits_in_registers<kShortPrefetchBlock>();
+    if (short_prefetch && !staged_first) {
       return registers(kShortPrefetchBlock, block_threads(2), 1, 0, 2, true);
     }
     if (!deep && vectors <= short_block_row && fits_in_registers<kShortBlock>()) {
@@ -1334,7 +1335,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
         shared_fits(staged_block_bytes)) {
       return registers(kStagedBlock, staged_threads, 1, staged_block_bytes);
     }
-    if (deep && staged_first && vectors <= short_block_row && fits_in_registers<kShortPrefetchBlock>()) {
+    if (short_prefetch) {  // (staged_first: the staged block did not fit)
       return registers(kShortPrefetchBlock, block_threads(2), 1, 0, 2, true);
     }
     if (vectors <= most_short && fits_in_registers<kShortBlock>()) {
