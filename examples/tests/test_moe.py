@@ -145,6 +145,18 @@ def test_cuda_routing_and_scan_paths(tokens, experts, top_k, library):
 
 
 @testing.requires_cuda
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("tokens", [300, 9000], ids=["block-per-token", "warp-per-token"])
+@pytest.mark.parametrize("experts, top_k", [(8, 2), (40, 5), (256, 8)])
+def test_cuda_router_on_cores_both_launch_shapes(experts, top_k, tokens, dtype):
+    """route_logits_kernel gives a token a block while those blocks fit in one wave of the GPU and
+    a warp beyond (9000 tokens: more than any GPU holds), with 1, 2 and 8 logits a lane (E up to 256,
+    E * d within the 2^14 gate elements of the router on cores): the same routing as torch.topk."""
+    inputs = make_inputs(tokens, 64, 16, experts, dtype=dtype, device="cuda", top_k=top_k)
+    assert_moe_close(moe(*inputs, top_k), inputs, top_k)
+
+
+@testing.requires_cuda
 def test_cuda_runs_on_the_current_stream():
     inputs = make_inputs(4096, 128, 256, 8, dtype=torch.bfloat16, device="cuda", top_k=2)
     expected = expected_of(*inputs, 2)

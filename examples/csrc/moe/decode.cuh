@@ -109,7 +109,7 @@ void launch_decode(const scalar_t* x, const scalar_t* gate_weight, const scalar_
       reinterpret_cast<int32_t*>(reinterpret_cast<std::byte*>(weight_of_pair) + aligned_bytes(pairs * sizeof(acc_t)));
   const int experts = static_cast<int>(s.experts);
   route_logits_kernel<kVec, scalar_t, acc_t><<<unsigned(s.tokens), kThreads, 0, stream>>>(
-      x, gate_weight, s.hidden, experts, top_k, expert_of_pair, weight_of_pair);
+      x, gate_weight, s.tokens, s.hidden, experts, top_k, kWarps, expert_of_pair, weight_of_pair);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   if (s.ffn > 0) {
     const dim3 up_grid(opgen::cuda::grid_size(s.ffn, kWarps), unsigned(pairs));

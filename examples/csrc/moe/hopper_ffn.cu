@@ -1,13 +1,15 @@
 // moe's expert FFN on Hopper: gelu_tanh(rows @ w1[e]^T) @ w2[e]^T for every expert e at once, as two
-// CUTLASS grouped GEMMs (ptr-array: one launch each, TMA loads, warp-specialized wgmma, 128x256x64
-// tiles in clusters of 2), the GELU in the first one's epilogue: the hidden rows are written once,
-// already activated. Each expert's problem is filled in on the device from the slice ends
-// (host_problem_shapes = nullptr), so the op stays asynchronous.
+// CUTLASS grouped GEMMs (ptr-array: one launch each, TMA loads, warp-specialized wgmma, ping-pong:
+// each of two consumer warpgroups takes a 64x256x64 tile while the other runs its epilogue), the GELU
+// in the first one's epilogue: the hidden rows are written once, already activated. Each expert's
+// problem is filled in on the device from the slice ends (host_problem_shapes = nullptr), so the op
+// stays asynchronous.
 //
-// (Measured on an H100, bfloat16, T=4096 d=1024, both GEMMs: E=8 top-2 F=4096 292.6 us, E=64 top-8
-// F=512 196.1 us, against torch._grouped_mm's pair 295.1 and 212.5 us plus a GELU pass (344.9 and
-// 236.7 us in all). Tiles of 128x128 (cooperative or ping-pong), 256x128 and 64x128 ping-pong were
-// 0.9-1.2x of these; cuBLAS's dense pair over the same rows takes 208.8 and 136.1 us.)
+// (Measured on an H200, bfloat16, T=4096 d=1024, random top-k routing, L2 flushed, medians of 25:
+// E=8 top-2 F=4096 107.9 + 101.3 us, E=64 top-8 F=512 77.0 + 81.6 us, against 125.2 + 130.5 and
+// 79.9 + 88.9 us for the cooperative 128x256x64 tiles in clusters of 2 used before (whose K=1024
+// epilogues wait for the mainloop). Of 10 tile, cluster and schedule choices in both raster orders
+// none was faster for both GEMMs of both layers; clusters of 2 were slower with ping-pong tiles.)
 //
 // CUTLASS comes from the nvidia-cutlass package (headers only; the build finds them where it is
 // installed). Without it, or without sm_90a code, hopper_ffn_available() is false and moe uses
@@ -71,20 +73,20 @@ using LayoutA = cutlass::layout::RowMajor;     // rows: M x K
 using LayoutB = cutlass::layout::ColumnMajor;  // a weight, N x K with K contiguous: B^T as stored
 using LayoutD = cutlass::layout::RowMajor;     // M x N
 constexpr int kAlign = 16 / sizeof(Element);
-using TileShape = Shape<_128, _256, _64>;
-using ClusterShape = Shape<_2, _1, _1>;
+using TileShape = Shape<_64, _256, _64>;
+using ClusterShape = Shape<_1, _1, _1>;
 
 template <typename Fusion>
 struct Grouped {
   using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
       cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD*, kAlign, Element, LayoutD*, kAlign,
-      cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative, Fusion>::CollectiveOp;
+      cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong, Fusion>::CollectiveOp;
   using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA*, kAlign, Element, LayoutB*, kAlign, float,
       TileShape, ClusterShape,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative>::CollectiveOp;
+      cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong>::CollectiveOp;
   using Gemm = cutlass::gemm::device::GemmUniversalAdapter<
       cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>>;
 };

@@ -1,7 +1,8 @@
 // moe: CUDA forward, all on the current stream. Small batches (decodes() in decode.cuh says which):
 // three kernels of decode.cuh. Larger ones in five steps:
 //   1-2. routing: where the logits take little arithmetic (routes_on_cores), route_logits_kernel
-//      (route.cuh) computes each token's E logits in float32 (float64 for float64) and routes them;
+//      (route.cuh) computes each token's E logits in float32 (float64 for float64) and routes them
+//      (a warp per token where a block per token would take more than one wave);
 //      otherwise one cuBLAS GEMM with float32 output, then route_kernel: per token (one warp), top_k
 //      over the E logits and a softmax over those top_k;
 //   3. a stable counting sort of the T * top_k (token, slot) pairs by expert: count_kernel (an
@@ -435,7 +436,8 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
     auto* weight_of_pair = reinterpret_cast<acc_t*>(base + weight_of_pair_at);
     if (routes_on_cores(s)) {
       route_tokens(x_c.const_data_ptr<scalar_t>(), gate_c.const_data_ptr<scalar_t>(), s.tokens, s.hidden, experts, k,
-                   ints(expert_of_pair_at), weight_of_pair, stream);
+                   at::cuda::getCurrentDeviceProperties()->multiProcessorCount, ints(expert_of_pair_at),
+                   weight_of_pair, stream);
     } else {  // float32 logits straight from cuBLAS (mm with out_dtype), then top_k and softmax
       const at::Tensor logits =
           (acc == x.scalar_type() ? at::mm(x_c, gate_c.t()) : at::mm(x_c, gate_c.t(), acc)).contiguous();

@@ -4,6 +4,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+
+#include <c10/util/BFloat16.h>
 
 #include "common/elementwise.cuh"
 #include "common/reduce.cuh"
@@ -18,65 +21,80 @@ constexpr int kMaxExperts = 256;  // route_token keeps E / 32 logits per lane
 constexpr int kLogitsPerLane = kMaxExperts / kWarpSize;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// (a, ia) ranks above (b, ib) in the top-k order: larger logit first, NaN above everything (as
-// torch.topk), the lower expert on ties; expert -1 is "none" and ranks below all.
-template <typename acc_t>
-__device__ __forceinline__ bool ranks_above(acc_t a, int ia, acc_t b, int ib) {
-  if (ia < 0 || ib < 0) {
-    return ib < 0 && ia >= 0;
-  }
-  const bool a_nan = a != a;
-  const bool b_nan = b != b;
-  if (a_nan != b_nan) {
-    return a_nan;
-  }
-  return (a_nan || a == b) ? ia < ib : a > b;
+// A logit's rank as an unsigned integer: a larger logit has a larger key, every NaN the largest (as
+// torch.topk ranks NaN first), -0 the key of +0, and no logit the key 0, which stands for "none".
+__device__ __forceinline__ uint32_t rank_key(float v) {
+  const uint32_t u = __float_as_uint(v);
+  return v != v ? 0xffffffffu : v == 0.0f ? 0x80000000u : (u >> 31) ? ~u : u | 0x80000000u;
+}
+__device__ __forceinline__ uint64_t rank_key(double v) {
+  const uint64_t u = static_cast<uint64_t>(__double_as_longlong(v));
+  constexpr uint64_t kSign = uint64_t(1) << 63;
+  return v != v ? ~uint64_t(0) : v == 0.0 ? kSign : (u >> 63) ? ~u : u | kSign;
+}
+// The logit of a key (a NaN's comes back as a NaN).
+__device__ __forceinline__ float logit_of(uint32_t key) {
+  return __uint_as_float((key >> 31) ? key & 0x7fffffffu : ~key);
+}
+__device__ __forceinline__ double logit_of(uint64_t key) {
+  return __longlong_as_double(static_cast<long long>((key >> 63) ? key & ~(uint64_t(1) << 63) : ~key));
 }
 
-// One warp routes one token: top_k rounds of a warp argmax over its E logits (lane l holds experts
-// l, l + 32, ...), then p = softmax over the chosen logits. Round r's lane r % 32 writes slot r.
+// (key a, expert ia) ranks above (key b, expert ib): the larger key, the lower expert on ties.
+template <typename Key>
+__device__ __forceinline__ bool ranks_above(Key a, int ia, Key b, int ib) {
+  return a > b || (a == b && ia < ib);
+}
+
+// One warp routes one token: top_k rounds of a warp argmax over its E logits' rank keys (lane l holds
+// experts l, l + 32, ...; a chosen expert's key becomes 0), then p = softmax over the chosen logits.
+// Round r's lane r % 32 writes slot r. The keys make each comparison two integer compares, with no
+// NaN cases: a round is a few instructions a slot and a five-step butterfly.
 template <typename acc_t>
 __device__ __forceinline__ void route_token(const acc_t* logits, int experts, int top_k, int lane,
                                             int32_t* __restrict__ chosen, acc_t* __restrict__ weight) {
-  acc_t logit[kLogitsPerLane];
-  unsigned taken = 0;  // bit j: expert j * 32 + lane is chosen already, or does not exist
+  using Key = decltype(rank_key(acc_t(0)));
+  Key key[kLogitsPerLane];
 #pragma unroll
   for (int j = 0; j < kLogitsPerLane; ++j) {
     const int e = j * kWarpSize + lane;
-    logit[j] = e < experts ? logits[e] : acc_t(0);
-    taken |= e < experts ? 0u : 1u << j;
+    key[j] = e < experts ? rank_key(logits[e]) : Key(0);
   }
   acc_t top = 0;       // the largest logit: the softmax's shift
   acc_t lane_sum = 0;  // this lane's share of the softmax denominator
   for (int r = 0; r < top_k; ++r) {
-    acc_t best = 0;
-    int best_e = -1;
+    Key best = 0;
+    int best_e = kMaxExperts;
 #pragma unroll
     for (int j = 0; j < kLogitsPerLane; ++j) {
-      const int e = j * kWarpSize + lane;
-      if (!((taken >> j) & 1u) && ranks_above(logit[j], e, best, best_e)) {
-        best = logit[j];
-        best_e = e;
+      if (j * kWarpSize >= experts) {
+        break;  // the same for every lane
+      }
+      if (key[j] > best) {  // strictly: this lane's lower expert keeps a tie
+        best = key[j];
+        best_e = j * kWarpSize + lane;
       }
     }
     // A butterfly under a strict total order: every lane ends with the same winner.
 #pragma unroll
     for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
-      const acc_t other = __shfl_xor_sync(kFullMask, best, offset);
+      const Key other = __shfl_xor_sync(kFullMask, best, offset);
       const int other_e = __shfl_xor_sync(kFullMask, best_e, offset);
       if (ranks_above(other, other_e, best, best_e)) {
         best = other;
         best_e = other_e;
       }
     }
-    if (best_e % kWarpSize == lane) {
-      taken |= 1u << (best_e / kWarpSize);
+#pragma unroll
+    for (int j = 0; j < kLogitsPerLane; ++j) {
+      key[j] = j * kWarpSize + lane == best_e ? Key(0) : key[j];
     }
+    const acc_t logit = logit_of(best);
     if (r == 0) {
-      top = best;
+      top = logit;
     }
     if (r % kWarpSize == lane) {
-      const acc_t w = std::exp(best - top);
+      const acc_t w = std::exp(logit - top);
       chosen[r] = best_e;
       weight[r] = w;
       lane_sum += w;
@@ -88,60 +106,97 @@ __device__ __forceinline__ void route_token(const acc_t* logits, int experts, in
   }
 }
 
+// v in acc_t; a bfloat16 is the high half of its float (c10's conversion spilled registers in
+// warp_dot under route_logits_kernel's bound of 64).
+template <typename acc_t, typename T>
+__device__ __forceinline__ acc_t widen(T v) {
+  if constexpr (std::is_same_v<T, c10::BFloat16> && std::is_same_v<acc_t, float>) {
+    return __uint_as_float(uint32_t(v.x) << 16);
+  } else {
+    return static_cast<acc_t>(v);
+  }
+}
+
 // a . b over n elements, by one warp (every lane gets the sum), in acc_t: kVec elements a lane at a
-// time (both rows 16-byte aligned, n a multiple of kVec), or one.
+// time (both rows 16-byte aligned, n a multiple of kVec), or one. Each lane has kInFlight loads of
+// each row in flight before its first multiply: a dot waits for memory about once, not n / 32 times.
 template <int kVec, typename acc_t, typename A, typename B>
 __device__ __forceinline__ acc_t warp_dot(const A* __restrict__ a, const B* __restrict__ b, int64_t n, int lane) {
+  constexpr int kInFlight = 4;
+  constexpr int64_t kStep = int64_t(kWarpSize) * kVec;
   acc_t sum = 0;
-#pragma unroll 4
-  for (int64_t j = int64_t(lane) * kVec; j < n; j += int64_t(kWarpSize) * kVec) {
-    const auto va = opgen::cuda::load_vector<kVec>(a, j);
-    const auto vb = opgen::cuda::load_vector<kVec>(b, j);
+#pragma unroll 1
+  for (int64_t first = int64_t(lane) * kVec; first < n; first += kStep * kInFlight) {
+    opgen::cuda::Vec<A, kVec> va[kInFlight];
+    opgen::cuda::Vec<B, kVec> vb[kInFlight];
 #pragma unroll
-    for (int u = 0; u < kVec; ++u) {
-      sum += static_cast<acc_t>(va.v[u]) * static_cast<acc_t>(vb.v[u]);
+    for (int u = 0; u < kInFlight; ++u) {
+      if (first + u * kStep < n) {
+        va[u] = opgen::cuda::load_vector<kVec>(a, first + u * kStep);
+        vb[u] = opgen::cuda::load_vector<kVec>(b, first + u * kStep);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      if (first + u * kStep < n) {
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) {
+          sum += widen<acc_t>(va[u].v[i]) * widen<acc_t>(vb[u].v[i]);
+        }
+      }
     }
   }
   return opgen::cuda::warp_sum(sum);
 }
 
-// A block per token: its E router logits in acc_t (a warp per expert at a time, lanes along d), then
-// its first warp routes them (route_token). Both of moe's paths route with it where the logits take
-// little arithmetic (routes_on_cores in moe_cuda.cu): no library call, one launch.
+// warps_per_token warps (kWarps or 1) compute a token's E router logits in acc_t (a warp per expert
+// at a time, lanes along d), then the first of them routes them (route_token). Both of moe's paths
+// route with it where the logits take little arithmetic (routes_on_cores in moe_cuda.cu): no library
+// call, one launch. A block per token spreads a token's experts over its warps, for few tokens; a
+// warp per token holds 8x the tokens in one wave of resident blocks, for many.
+constexpr int kRouteBlocksPerSM = 4;  // (at most 64 registers a thread: x's and a gate row's loads in flight)
+
 template <int kVec, typename scalar_t, typename acc_t>
-__global__ void __launch_bounds__(kThreads)
-    route_logits_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ gate_weight, int64_t hidden,
-                        int experts, int top_k, int32_t* __restrict__ expert_of_pair,
-                        acc_t* __restrict__ weight_of_pair) {
-  __shared__ acc_t logits[kMaxExperts];
+__global__ void __launch_bounds__(kThreads, kRouteBlocksPerSM)
+    route_logits_kernel(const scalar_t* __restrict__ x, const scalar_t* __restrict__ gate_weight, int64_t tokens,
+                        int64_t hidden, int experts, int top_k, int warps_per_token,
+                        int32_t* __restrict__ expert_of_pair, acc_t* __restrict__ weight_of_pair) {
+  __shared__ acc_t logits[kWarps][kMaxExperts];  // a token's logits: the row of its group
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
-  const int64_t token = blockIdx.x;
-  for (int e = warp; e < experts; e += kWarps) {
-    const acc_t logit = warp_dot<kVec, acc_t>(gate_weight + e * hidden, x + token * hidden, hidden, lane);
-    if (lane == 0) {
-      logits[e] = logit;
+  const int group = warp / warps_per_token;  // which of the block's tokens this warp works on
+  const int member = warp % warps_per_token;
+  const int64_t token = int64_t(blockIdx.x) * (kWarps / warps_per_token) + group;
+  if (token < tokens) {
+    for (int e = member; e < experts; e += warps_per_token) {
+      const acc_t logit = warp_dot<kVec, acc_t>(gate_weight + e * hidden, x + token * hidden, hidden, lane);
+      if (lane == 0) {
+        logits[group][e] = logit;
+      }
     }
   }
   __syncthreads();
-  if (warp == 0) {
-    route_token(logits, experts, top_k, lane, expert_of_pair + token * top_k, weight_of_pair + token * top_k);
+  if (token < tokens && member == 0) {
+    route_token(logits[group], experts, top_k, lane, expert_of_pair + token * top_k, weight_of_pair + token * top_k);
   }
 }
 
-// Routes `tokens` tokens with route_logits_kernel: 16-byte loads where x's and gate_weight's rows
-// allow. (The caller checks the launch.)
+// Routes `tokens` tokens with route_logits_kernel: a block per token while those blocks fit in one
+// wave on `sms` multiprocessors, else a warp per token; 16-byte loads where x's and gate_weight's
+// rows allow. (The caller checks the launch.)
 template <typename scalar_t, typename acc_t>
 void route_tokens(const scalar_t* x, const scalar_t* gate_weight, int64_t tokens, int64_t hidden, int experts,
-                  int top_k, int32_t* expert_of_pair, acc_t* weight_of_pair, cudaStream_t stream) {
+                  int top_k, int sms, int32_t* expert_of_pair, acc_t* weight_of_pair, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(scalar_t);
+  const int warps_per_token = tokens <= int64_t(sms) * kRouteBlocksPerSM ? kWarps : 1;
+  const auto blocks = static_cast<unsigned>((tokens * warps_per_token + kWarps - 1) / kWarps);
   if (hidden % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(x) &&
       opgen::cuda::is_vector_aligned<kVec>(gate_weight)) {
-    route_logits_kernel<kVec, scalar_t, acc_t><<<unsigned(tokens), kThreads, 0, stream>>>(
-        x, gate_weight, hidden, experts, top_k, expert_of_pair, weight_of_pair);
+    route_logits_kernel<kVec, scalar_t, acc_t><<<blocks, kThreads, 0, stream>>>(
+        x, gate_weight, tokens, hidden, experts, top_k, warps_per_token, expert_of_pair, weight_of_pair);
   } else {
-    route_logits_kernel<1, scalar_t, acc_t><<<unsigned(tokens), kThreads, 0, stream>>>(
-        x, gate_weight, hidden, experts, top_k, expert_of_pair, weight_of_pair);
+    route_logits_kernel<1, scalar_t, acc_t><<<blocks, kThreads, 0, stream>>>(
+        x, gate_weight, tokens, hidden, experts, top_k, warps_per_token, expert_of_pair, weight_of_pair);
   }
 }
 
