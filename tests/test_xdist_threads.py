@@ -29,11 +29,12 @@ def torch_threads_after_conftest(conftest: bool = True, **env: str) -> int:
 @pytest.mark.skipif(CORES < 2, reason="one CPU core here: every share of it is one thread")
 def test_each_worker_gets_its_share_of_the_cores():
     alone = torch_threads_after_conftest()
-    assert alone == torch_threads_after_conftest(conftest=False) > 1  # torch's default, untouched outside xdist
+    assert alone == torch_threads_after_conftest(conftest=False)  # torch's default, untouched outside xdist
     assert torch_threads_after_conftest(PYTEST_XDIST_WORKER_COUNT="1") == alone
     assert torch_threads_after_conftest(PYTEST_XDIST_WORKER_COUNT=str(CORES)) == 1
     assert torch_threads_after_conftest(PYTEST_XDIST_WORKER_COUNT=str(4 * CORES)) == 1
     if CORES >= 4:
         assert torch_threads_after_conftest(PYTEST_XDIST_WORKER_COUNT="2") == CORES // 2
+    # (Where torch's default is one thread, the shares above equal it: the next line still tells.)
     # OMP_NUM_THREADS, where the user sets it, decides.
     assert torch_threads_after_conftest(PYTEST_XDIST_WORKER_COUNT=str(CORES), OMP_NUM_THREADS="2") == 2
