@@ -20,8 +20,8 @@ def torch_threads_after_conftest(conftest: bool = True, **env: str) -> int:
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "PYTEST_XDIST_WORKER_COUNT")}
     run = f"runpy.run_path({str(CONFTEST)!r}); " if conftest else ""
     code = f"import runpy, torch; {run}print(torch.get_num_threads())"
-    result = subprocess.run([sys.executable, "-c", code], env={**base, **env}, capture_output=True, text=True, check=False,
-                            cwd=REPO / "examples", timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], env={**base, **env}, cwd=REPO / "examples",
+                            capture_output=True, text=True, check=False, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     return int(result.stdout.split()[-1])
 

@@ -198,14 +198,14 @@ __global__ void __launch_bounds__(kScanThreads)
 #pragma unroll
     for (int u = 0; u < kScanItems; ++u) {
       const int64_t i = first + u;
+      const bool last = segment == segments - 1;  // of its expert
       if (i < n) {
         starts[i] = running;
         running += item[u];
-        if (segment == segments - 1) {
+        if (last) {
           expert_ends[expert] = running;
         }
       }
-      const bool last = segment == segments - 1;
       segment = last ? 0 : segment + 1;
       expert += last ? 1 : 0;
     }
@@ -300,10 +300,9 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// Grid-stride launches of a warp a row: enough blocks to fill the GPU, capped so huge inputs loop
-// instead.
-unsigned int row_grid(int64_t rows) {
-  return static_cast<unsigned int>(std::clamp<int64_t>((rows + kWarps - 1) / kWarps, 1, 1 << 16));
+// Grid-stride launches of n threads: enough blocks to fill the GPU, capped so huge inputs loop instead.
+unsigned int capped_grid(int64_t n) {
+  return static_cast<unsigned int>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 1 << 16));
 }
 
 template <typename scalar_t>
@@ -315,11 +314,11 @@ void combine(const at::Tensor& rows, const int32_t* row_of_pair, const at::opmat
   const int64_t hidden = y.size(1);
   // rows and y are fresh allocations: rows of a multiple of kVec elements keep 16-byte alignment.
   if (hidden % kVec == 0) {
-    combine_kernel<kVec, scalar_t, acc_t><<<row_grid(tokens), kThreads, 0, stream>>>(
+    combine_kernel<kVec, scalar_t, acc_t><<<capped_grid(tokens * kWarpSize), kThreads, 0, stream>>>(
         rows.const_data_ptr<scalar_t>(), row_of_pair, weight_of_pair, tokens, hidden, top_k,
         y.mutable_data_ptr<scalar_t>());
   } else {
-    combine_kernel<1, scalar_t, acc_t><<<row_grid(tokens), kThreads, 0, stream>>>(
+    combine_kernel<1, scalar_t, acc_t><<<capped_grid(tokens * kWarpSize), kThreads, 0, stream>>>(
         rows.const_data_ptr<scalar_t>(), row_of_pair, weight_of_pair, tokens, hidden, top_k,
         y.mutable_data_ptr<scalar_t>());
   }
@@ -335,10 +334,10 @@ void gather(const at::Tensor& x, const int32_t* token_of_row, at::Tensor& sorted
   scalar_t* to = sorted.mutable_data_ptr<scalar_t>();
   if (hidden % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(from)) {  // sorted: a fresh allocation
     gather_kernel<kVec, scalar_t>
-        <<<row_grid(rows), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
+        <<<capped_grid(rows * kWarpSize), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
   } else {
     gather_kernel<1, scalar_t>
-        <<<row_grid(rows), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
+        <<<capped_grid(rows * kWarpSize), kThreads, 0, stream>>>(from, token_of_row, rows, hidden, to);
   }
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
@@ -481,8 +480,8 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
     auto* weight_of_pair = reinterpret_cast<acc_t*>(base + weight_of_pair_at);
     if (routes_on_cores(s)) {
       route_tokens(x_c.const_data_ptr<scalar_t>(), gate_c.const_data_ptr<scalar_t>(), s.tokens, s.hidden, experts, k,
-                   at::cuda::getCurrentDeviceProperties()->multiProcessorCount, ints(expert_of_pair_at),
-                   weight_of_pair, stream);
+                   at::cuda::getCurrentDeviceProperties()->multiProcessorCount, ints(expert_of_pair_at), weight_of_pair,
+                   stream);
     } else {  // float32 logits straight from cuBLAS (mm with out_dtype), then top_k and softmax
       const at::Tensor logits =
           (acc == x.scalar_type() ? at::mm(x_c, gate_c.t()) : at::mm(x_c, gate_c.t(), acc)).contiguous();

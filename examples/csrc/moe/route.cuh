@@ -2,11 +2,11 @@
 // one warp's top_k and softmax for one token, and the kernel that computes a token's logits first.
 #pragma once
 
+#include <c10/util/BFloat16.h>
+
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-
-#include <c10/util/BFloat16.h>
 
 #include "common/elementwise.cuh"
 #include "common/reduce.cuh"
@@ -189,7 +189,7 @@ void route_tokens(const scalar_t* x, const scalar_t* gate_weight, int64_t tokens
                   int top_k, int sms, int32_t* expert_of_pair, acc_t* weight_of_pair, cudaStream_t stream) {
   constexpr int kVec = 16 / sizeof(scalar_t);
   const int warps_per_token = tokens <= int64_t(sms) * kRouteBlocksPerSM ? kWarps : 1;
-  const auto blocks = static_cast<unsigned>((tokens * warps_per_token + kWarps - 1) / kWarps);
+  const unsigned int blocks = opgen::cuda::grid_size(tokens * warps_per_token, kWarps);
   if (hidden % kVec == 0 && opgen::cuda::is_vector_aligned<kVec>(x) &&
       opgen::cuda::is_vector_aligned<kVec>(gate_weight)) {
     route_logits_kernel<kVec, scalar_t, acc_t><<<blocks, kThreads, 0, stream>>>(
