@@ -18,8 +18,8 @@ from opgen_examples.ops.moe import SPEC, moe, reference, without_near_ties
 OP = torch.ops.examples.moe.default
 
 # (tokens, hidden, ffn, experts, top_k). Hidden and ffn sizes that are and are not multiples of 8
-# (on CUDA: the combine's 16-byte vector path or its scalar path; for bfloat16 on Hopper, the grouped
-# GEMM or the per-expert GEMMs); top_k of 1, 2 and all experts; E past one warp (32) and at the CUDA
+# (on CUDA: the combine's 16-byte vector path or its scalar path; for bfloat16 and float16 on Hopper,
+# the grouped GEMMs or the per-expert GEMMs); top_k of 1, 2 and all experts; E past one warp (32) and at the CUDA
 # limit (256); enough pairs for several 256-pair sort segments.
 CASES = [
     (1, 16, 24, 1, 1),
@@ -183,41 +183,57 @@ def test_cuda_small_batches_never_sync_and_repeat_bitwise(hidden, dtype):
     assert torch.equal(y, again)
 
 
+def ours_grouped_gemms():
+    """Whether this build runs our CUTLASS grouped GEMMs (hopper_ffn.cu) on this GPU: CUTLASS's headers
+    were found when it was built, it carries sm_90a code, and the GPU is a Hopper."""
+    info = _extension.build_info() or {}
+    return (
+        bool(info.get("cutlass"))
+        and "9.0a" in (info.get("cuda_arch_list") or "")
+        and torch.cuda.get_device_capability()[0] == 9
+    )
+
+
 @testing.requires_cuda
 def test_cuda_grouped_gemm_path_never_syncs():
+    """bfloat16 on Hopper, and float16 where our grouped GEMMs run (torch's take bfloat16 only), read
+    the expert slices' ends on the device; float32's per-expert GEMMs copy them to the host."""
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the grouped-GEMM path is for Hopper (sm_90)")
-    bf16 = make_inputs(512, 64, 128, 8, dtype=torch.bfloat16, device="cuda", top_k=2)
+    grouped = [torch.bfloat16] + ([torch.float16] if ours_grouped_gemms() else [])
+    inputs = {dtype: make_inputs(512, 64, 128, 8, dtype=dtype, device="cuda", top_k=2) for dtype in grouped}
     fp32 = make_inputs(512, 64, 128, 8, dtype=torch.float32, device="cuda")
     torch.cuda.synchronize()
     torch.cuda.set_sync_debug_mode("error")
     try:
-        y = moe(*bf16, 2)  # grouped GEMMs: no device-to-host copy
+        ys = {dtype: moe(*inputs[dtype], 2) for dtype in grouped}  # grouped GEMMs: no device-to-host copy
         with pytest.raises(RuntimeError, match="synchroniz"):
             moe(*fp32, 2)  # per-expert GEMMs: one copy of the expert sizes
     finally:
         torch.cuda.set_sync_debug_mode("default")
-    testing.assert_close(y, expected_of(*bf16, 2), torch.bfloat16)
+    for dtype, y in ys.items():
+        testing.assert_close(y, expected_of(*inputs[dtype], 2), dtype)
 
 
 @testing.requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("tokens, experts, top_k", [(100, 64, 2), (777, 16, 3), (4096, 8, 2)])
-def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k):
-    """bfloat16 on Hopper: the expert FFN runs as our CUTLASS grouped GEMMs, the GELU in the first
-    one's epilogue, where the build has them (its build info: CUTLASS's headers found, sm_90a code),
-    else as torch's grouped GEMMs and a GELU pass. Experts with no rows and slices of any length."""
+def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k, dtype):
+    """bfloat16 and float16 on Hopper: the expert FFN runs as our CUTLASS grouped GEMMs, the GELU in
+    the first one's epilogue, where the build has them (its build info: CUTLASS's headers found,
+    sm_90a code); else bfloat16 as torch's grouped GEMMs and a GELU pass, float16 as per-expert
+    GEMMs with cuBLASLt's GELU epilogue. Experts with no rows and slices of any length."""
     if torch.cuda.get_device_capability()[0] != 9:
         pytest.skip("the grouped-GEMM path is for Hopper (sm_90)")
-    info = _extension.build_info() or {}
-    ours = bool(info.get("cutlass")) and "9.0a" in (info.get("cuda_arch_list") or "")
-    inputs = make_inputs(tokens, 256, 512, experts, dtype=torch.bfloat16, device="cuda", top_k=top_k)
+    ours = ours_grouped_gemms()
+    inputs = make_inputs(tokens, 256, 512, experts, dtype=dtype, device="cuda", top_k=top_k)
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as profile:
         y = moe(*inputs, top_k)
         torch.cuda.synchronize()
     kernels = [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
     fused = any("GELU_taylor" in name for name in kernels)
     gelu_pass = any("gelu" in name.lower() and "cutlass" not in name.lower() for name in kernels)
-    assert (fused, gelu_pass) == (ours, not ours), kernels
+    assert (fused, gelu_pass) == (ours, not ours and dtype == torch.bfloat16), kernels
     assert_moe_close(y, inputs, top_k)
 
 

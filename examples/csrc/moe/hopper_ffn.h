@@ -9,7 +9,8 @@
 
 namespace examples::moe {
 
-// bfloat16 operands, all contiguous with 16-byte aligned rows (hidden and ffn multiples of 8).
+// bfloat16 (or, `half`, float16) operands, all contiguous with 16-byte aligned rows (hidden and ffn
+// multiples of 8).
 struct HopperFfn {
   const void* rows;            // (pairs, hidden): x's rows sorted by expert
   const void* w1;              // (experts, ffn, hidden)
@@ -20,6 +21,7 @@ struct HopperFfn {
   int ffn;
   void* hidden_rows;  // (pairs, ffn), written: gelu_tanh(rows @ w1[e]^T)
   void* out_rows;     // (pairs, hidden), written: hidden_rows @ w2[e]^T
+  bool half;          // float16 operands, else bfloat16
 };
 
 // Whether this build runs the grouped GEMMs on the current device: CUTLASS's headers were found
@@ -29,7 +31,7 @@ bool hopper_ffn_available();
 
 // Device scratch bytes for hopper_ffn: each expert's problem, pointers and strides, and CUTLASS's
 // workspace.
-size_t hopper_ffn_scratch_bytes(int experts);
+size_t hopper_ffn_scratch_bytes(int experts, bool half);
 
 // Runs both GEMMs on `stream`, reading the slice ends on the device (no host sync). False, running
 // nothing, where CUTLASS cannot take these sizes.

@@ -11,9 +11,10 @@
 //      scatter_kernel (each pair's row in the expert-sorted order); then gather_kernel copies x's rows
 //      in that order, so every expert owns one contiguous slice of rows;
 //   4. the expert FFNs gelu_tanh(rows @ w1[e]^T) @ w2[e]^T on those slices, on tensor cores:
-//      - bfloat16 on Hopper: two grouped GEMMs reading the slice ends on the device (no host sync,
-//        so the op is asynchronous): ours (hopper_ffn.cu, CUTLASS, the GELU in the first one's
-//        epilogue) where the build has them, else at::_grouped_mm's with a GELU pass between;
+//      - bfloat16 and float16 on Hopper: two grouped GEMMs reading the slice ends on the device (no
+//        host sync, so the op is asynchronous): ours (hopper_ffn.cu, CUTLASS, the GELU in the first
+//        one's epilogue) where the build has them, else at::_grouped_mm's (bfloat16 only) with a
+//        GELU pass between;
 //      - otherwise: two cuBLAS GEMMs per expert (the first with cuBLASLt's GELU epilogue where ATen
 //        can use it), which needs the slice ends on the host: one device-to-host copy of E ints,
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
@@ -355,18 +356,22 @@ bool routes_on_cores(const Sizes& s) {
   return s.experts * s.hidden <= kCoreRouterGateElements && s.tokens * s.experts * s.hidden <= kCoreRouterMultiplyAdds;
 }
 
-// at::_grouped_mm (CUTLASS grouped GEMM, bfloat16 on Hopper) runs all experts in one launch with
-// the group ends read on the device: no host sync. Its operands need 16-byte aligned rows (w1 and
-// w2 are contiguous here, sorted_x is a fresh tensor).
-bool can_use_grouped_mm(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2) {
-  constexpr int kAlign = 8;  // bfloat16 elements in 16 bytes
+// Grouped GEMMs run all experts in one launch with the group ends read on the device: no host sync.
+// Ours (hopper_ffn.cu) take bfloat16 and float16, at::_grouped_mm (CUTLASS too) bfloat16, on Hopper;
+// both need 16-byte aligned rows (w1 and w2 are contiguous here, sorted_x is a fresh tensor).
+bool grouped_gemm_operands(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2) {
+  constexpr int kAlign = 8;  // 2-byte elements in 16 bytes
   const auto aligned = [](const at::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0; };
-  return sorted_x.scalar_type() == at::kBFloat16 && at::cuda::getCurrentDeviceProperties()->major == 9 &&
-         w1.size(1) > 0 && w1.size(1) % kAlign == 0 && w1.size(2) % kAlign == 0 && aligned(w1) && aligned(w2);
+  const bool two_bytes = sorted_x.scalar_type() == at::kBFloat16 || sorted_x.scalar_type() == at::kHalf;
+  return two_bytes && at::cuda::getCurrentDeviceProperties()->major == 9 && w1.size(1) > 0 &&
+         w1.size(1) % kAlign == 0 && w1.size(2) % kAlign == 0 && aligned(w1) && aligned(w2);
 }
 
+// The expert FFN as grouped GEMMs: ours where they run, else torch's for bfloat16. Undefined where
+// neither takes these operands (float16 without ours): the per-expert GEMMs then.
 at::Tensor expert_ffn_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2,
                               const at::Tensor& expert_ends, cudaStream_t stream) {
+  const bool half = sorted_x.scalar_type() == at::kHalf;
   if (hopper_ffn_available() && w1.size(1) <= std::numeric_limits<int>::max() &&
       w1.size(2) <= std::numeric_limits<int>::max()) {  // ours: the GELU in the first GEMM's epilogue (hopper_ffn.cu)
     const int64_t pairs = sorted_x.size(0);
@@ -374,7 +379,7 @@ at::Tensor expert_ffn_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, 
     at::Tensor out_rows = at::empty({pairs, w1.size(2)}, sorted_x.options());
     const int experts = static_cast<int>(w1.size(0));
     at::Tensor scratch =
-        at::empty({static_cast<int64_t>(hopper_ffn_scratch_bytes(experts))}, sorted_x.options().dtype(at::kByte));
+        at::empty({static_cast<int64_t>(hopper_ffn_scratch_bytes(experts, half))}, sorted_x.options().dtype(at::kByte));
     const HopperFfn ffn{sorted_x.const_data_ptr(),
                         w1.const_data_ptr(),
                         w2.const_data_ptr(),
@@ -383,10 +388,14 @@ at::Tensor expert_ffn_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, 
                         static_cast<int>(w1.size(2)),
                         static_cast<int>(w1.size(1)),
                         hidden_rows.mutable_data_ptr(),
-                        out_rows.mutable_data_ptr()};
+                        out_rows.mutable_data_ptr(),
+                        half};
     if (hopper_ffn(ffn, scratch.mutable_data_ptr(), static_cast<size_t>(scratch.numel()), stream)) {
       return out_rows;
     }
+  }
+  if (half) {
+    return {};
   }
   // w^T of each expert is a column-major view, the layout the grouped GEMM wants for its B operand.
   at::Tensor hidden_rows = at::_grouped_mm(sorted_x, w1.transpose(1, 2), expert_ends);
@@ -517,9 +526,13 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const at::Tensor expert_ends = int_tensor(ends_at, s.experts);
   const at::Tensor w1_c = w1.contiguous();
   const at::Tensor w2_c = w2.contiguous();
-  const at::Tensor out_rows = can_use_grouped_mm(sorted_x, w1_c, w2_c)
-                                  ? expert_ffn_grouped(sorted_x, w1_c, w2_c, expert_ends, stream)
-                                  : expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
+  at::Tensor out_rows;
+  if (grouped_gemm_operands(sorted_x, w1_c, w2_c)) {
+    out_rows = expert_ffn_grouped(sorted_x, w1_c, w2_c, expert_ends, stream);
+  }
+  if (!out_rows.defined()) {
+    out_rows = expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
+  }
 
   // 5. Weighted sum of each token's top_k expert outputs.
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_combine_cuda", [&] {

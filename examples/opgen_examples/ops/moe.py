@@ -131,10 +131,11 @@ SPEC = declare(
     float32, float16, bfloat16, float64 on CPU (a loop over experts) and CUDA (E <= 256). On CUDA,
     small batches (decoding) take three kernels: routing, then the two products a warp per weight
     row and the slots summed in order, never syncing. Larger ones: a routing kernel, a counting sort
-    of the (token, expert) pairs by expert, the expert GEMMs, a gather-combine; bfloat16 on Hopper
-    with hidden and ffn sizes that are multiples of 8 takes two grouped GEMMs and never syncs,
-    otherwise each expert gets its own cuBLAS GEMMs, which costs one device-to-host copy of the
-    expert sizes per call (so no CUDA graph capture on that path).
+    of the (token, expert) pairs by expert, the expert GEMMs, a gather-combine; bfloat16 and float16
+    on Hopper with hidden and ffn sizes that are multiples of 8 take two grouped GEMMs and never sync
+    (float16 where the build has our CUTLASS ones), otherwise each expert gets its own cuBLAS GEMMs,
+    which costs one device-to-host copy of the expert sizes per call (so no CUDA graph capture on
+    that path).
     Traceable by torch.compile(fullgraph=True). Forward only: backward raises.
     """,
     args={"x": TensorArg(shape=_tokens_hidden, domain=(-1.0, 1.0)),
@@ -143,7 +144,7 @@ SPEC = declare(
           "w2": TensorArg(shape=lambda s: (_EXPERTS, _tokens_hidden(s)[1], _FFN), domain=(-0.35, 0.35)),
           "top_k": 2},
     differentiable=(),  # forward only: test_moe.py checks that backward raises
-    cuda_graphs=False,  # larger batches but bfloat16 on Hopper copy the expert sizes to the host: cudagraph_unsafe
+    cuda_graphs=False,  # larger batches off the grouped GEMMs copy the expert sizes to the host: cudagraph_unsafe
     # (tokens, hidden): one token, odd sizes, multiples of 8 (the CUDA combine's vector path), none.
     shapes=[(1, 16), (7, 33), (129, 64), (129, 40), (0, 16), (1000, 32)],
     condition=lambda args: without_near_ties(args["x"], args["gate_weight"], args["top_k"]),
