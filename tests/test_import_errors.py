@@ -7,6 +7,7 @@ torch lacks is refused on import, and `python -m pytest --installed` tests the w
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -107,6 +108,75 @@ def unmet_cuda() -> str:
     import torch
 
     return "13.0" if torch.version.cuda is None else f"{int(torch.version.cuda.split('.')[0]) + 1}.0"
+
+
+# A library built by a compiler that links libstdc++ statically (a wrapper set in CXX: seen on a GPU
+# machine) loads, then crashes the process at its first C++ exception: refused first, with the cause.
+
+SHARED_CPP = "#include <string>\nstd::string digits(int x) { return std::to_string(x); }\n"
+
+
+@pytest.fixture(scope="module")
+def libraries(tmp_path_factory) -> dict[str, Path]:
+    """A C++ shared library built as usual ("shared") and with its own libstdc++ ("own")."""
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("no g++ here to build the libraries")
+    folder = tmp_path_factory.mktemp("cxx-runtime")
+    (folder / "digits.cpp").write_text(SHARED_CPP)
+    built = {}
+    for kind, flags in (("shared", []), ("own", ["-static-libstdc++"])):
+        result = subprocess.run([compiler, "-shared", "-fPIC", *flags, "digits.cpp", "-o", f"{kind}.so"], cwd=folder,
+                                capture_output=True, text=True)
+        if result.returncode != 0:
+            pytest.skip(f"g++ {' '.join(flags)} cannot build a shared library here: {result.stderr[-300:]}")
+        built[kind] = folder / f"{kind}.so"
+    return built
+
+
+def test_the_cxx_runtime_a_library_needs_is_read_from_its_file(ext, libraries):
+    elf = ext._elf
+    assert any(name.startswith("libstdc++.so") for name in elf.needed_libraries(libraries["shared"]))
+    assert not any(name.startswith("libstdc++.so") for name in elf.needed_libraries(libraries["own"]))
+    assert "libc.so.6" in elf.needed_libraries(libraries["own"])  # the rest of its needs are read
+    assert elf.carries_own_cxx_runtime(libraries["own"]) and not elf.carries_own_cxx_runtime(libraries["shared"])
+    assert elf.needed_libraries(Path(ext.__file__)) is None  # not a library: nothing is said of it
+    assert not elf.carries_own_cxx_runtime(Path(ext.__file__))
+
+
+def test_a_library_with_its_own_cxx_runtime_is_refused_before_it_loads(ext, libraries, monkeypatch):
+    with pytest.raises(ImportError) as refused:
+        ext.check_cxx_runtime(libraries["own"], "the compiler that built it", "Rebuild it")
+    message = str(refused.value)
+    assert message.startswith(f"{libraries['own']} carries its own copy of the C++ runtime"), message
+    assert message.endswith("Rebuild it with the system compiler: CC=gcc CXX=g++"), message
+    ext.check_cxx_runtime(libraries["shared"], "the compiler that built it", "Rebuild it")
+    # ... by the package's import, before `_C` is loaded (its file found without loading it).
+    monkeypatch.delenv(ext.JIT_ENV, raising=False)
+    monkeypatch.setenv(ext.LIBRARY_ENV, "0")
+    monkeypatch.setattr(ext, "_package_library", lambda: str(libraries["own"]))
+    with pytest.raises(ImportError, match="carries its own copy of the C\\+\\+ runtime.*pip install --no-build-isolation"):
+        ext.load_extension()
+
+
+def test_an_aoti_package_with_its_own_cxx_runtime_fails_the_check_by_name(ext, libraries, tmp_path):
+    """The conformance suite's AOTInductor check reads the package's libraries before loading it: a
+    crash there took down a pytest-xdist worker with no cause named ("node down")."""
+    import zipfile
+
+    spec = importlib.util.spec_from_file_location("opgen_testing_under_test",
+                                                  Path(ext.__file__).parents[1] / "tests" / "opgen_testing.py")
+    testing = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(testing)
+    package = tmp_path / "ops.pt2"
+    for kind in ("shared", "own"):
+        with zipfile.ZipFile(package, "w") as archive:
+            archive.write(libraries[kind], "ops/data/aotinductor/model/wrapper.so")
+        if kind == "shared":
+            testing._refuse_own_cxx_runtime(package)
+            continue
+        with pytest.raises(pytest.fail.Exception, match="wrapper.so carries its own copy of the C\\+\\+ runtime"):
+            testing._refuse_own_cxx_runtime(package)
 
 
 # An installed CPU wheel, end to end.

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import _build
+from . import _build, _elf
 
 JIT_ENV = "OPGEN_JIT"
 
@@ -42,6 +42,7 @@ def load_extension() -> list[str] | None:
         load_library(library)
         return None
     check_build()
+    check_cxx_runtime(_package_library(), "the compiler that built it", f"Rebuild it ({REBUILD_COMMAND})")
     try:
         from . import _C  # noqa: F401  (its static initializers register the ops)
     except ImportError as error:
@@ -50,7 +51,8 @@ def load_extension() -> list[str] | None:
     return None
 
 
-REBUILD = "rebuild it against this torch: `pip install --no-build-isolation -e .` in the project"
+REBUILD_COMMAND = "`pip install --no-build-isolation -e .` in the project"
+REBUILD = f"rebuild it against this torch: {REBUILD_COMMAND}"
 
 
 def built_ops(loaded: list[str] | None) -> set[str]:
@@ -104,6 +106,21 @@ def check_build(info_path: Path | None = None) -> None:
     reason = build_mismatch(info, torch.__version__, torch.version.cuda)
     if reason:
         raise ImportError(reason)
+
+
+def _package_library() -> str | None:
+    """The file of the package's `_C`, without loading it (None: not built)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(f"{__package__}._C")
+    return spec.origin if spec is not None else None
+
+
+def check_cxx_runtime(path: str | Path | None, built_by: str, rebuild: str) -> None:
+    """Refuse a library at `path` that carries its own C++ runtime (see _elf.py): loaded, it would crash
+    the process at its first error, where this names the cause."""
+    if path is not None and _elf.carries_own_cxx_runtime(path):
+        raise ImportError(_elf.own_cxx_runtime_message(path, built_by, rebuild))
 
 
 def _torch_cuda() -> str | None:
@@ -227,6 +244,8 @@ def load_library(path: Path) -> None:
     global _library
     info_path = path.parent / _build.BUILD_INFO.name
     check_build(info_path)
+    # (CMake keeps the compiler it first found in a build folder: a new folder picks up CXX again.)
+    check_cxx_runtime(path, "the compiler that built it", "Configure and build it in a new folder")
     spec = importlib.util.spec_from_file_location("opgen_examples._C", path)
     try:
         module = importlib.util.module_from_spec(spec)

@@ -427,7 +427,22 @@ def aoti_package(fn: Callable, example: Sequence[torch.Tensor], path) -> Callabl
         else {}
     )
     package = torch._inductor.aoti_compile_and_package(program, package_path=str(path), inductor_configs=configs)
+    _refuse_own_cxx_runtime(package)
     return torch._inductor.aoti_load_package(package)
+
+
+def _refuse_own_cxx_runtime(package) -> None:
+    """Fail, naming the cause, where the package's compiled code carries its own C++ runtime
+    (opgen_examples/_elf.py): loading it would crash the process (pytest -n: a worker lost, "node down")."""
+    import tempfile
+    import zipfile
+
+    from opgen_examples import _elf
+
+    with zipfile.ZipFile(package) as archive, tempfile.TemporaryDirectory() as scratch:
+        for name in (n for n in archive.namelist() if n.endswith(".so")):
+            if _elf.carries_own_cxx_runtime(archive.extract(name, scratch)):
+                pytest.fail(_elf.own_cxx_runtime_message(name, "the compiler AOTInductor used (CXX)", "Run the tests"))
 
 
 def _has_inductor_config(name: str) -> bool:
