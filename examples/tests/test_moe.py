@@ -233,7 +233,9 @@ def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k, dtype):
     kernels = [event.name for event in profile.events() if event.device_type == torch.autograd.DeviceType.CUDA]
     fused = any("GELU_taylor" in name for name in kernels)
     gelu_pass = any("gelu" in name.lower() and "cutlass" not in name.lower() for name in kernels)
-    assert (fused, gelu_pass) == (ours, not ours and dtype == torch.bfloat16), kernels
+    assert fused == ours, kernels
+    if dtype == torch.bfloat16:  # (float16 without ours: cuBLASLt's GELU epilogue, whatever its kernels' names)
+        assert gelu_pass == (not ours), kernels  # torch's grouped GEMMs, then a GELU pass
     assert_moe_close(y, inputs, top_k)
 
 
