@@ -240,10 +240,36 @@ def test_cuda_hopper_expert_ffn_fuses_the_gelu(tokens, experts, top_k, dtype):
 
 
 @testing.requires_cuda
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize(
+    "tokens, choose",
+    [
+        (256, lambda t: t % 4),  # 64 rows an expert: whole tiles, no padding
+        (257, lambda t: t % 4),  # one row more: expert 0 pads a second tile
+        (300, lambda t: 0),  # every row to one expert, the other three empty
+        (200, lambda t: 3 if t % 7 else 1),  # empty experts before, between and after
+    ],
+    ids=["whole-tiles", "one-row-over", "one-expert", "empty-between"],
+)
+def test_cuda_expert_tiles_of_any_fill(tokens, choose, dtype):
+    """Known routings (top-1, each token's chosen logit far above the rest) through the large-batch
+    path: on Hopper, the rows in 64-row tiles of one expert each, whole, padded and empty."""
+    experts, hidden, ffn = 4, 64, 128
+    x, gate, w1, w2 = make_inputs(tokens, hidden, ffn, experts, dtype=dtype, device="cuda")
+    gate = torch.zeros_like(gate)
+    gate[:, :experts] = torch.eye(experts, dtype=dtype, device="cuda")
+    for t in range(tokens):
+        x[t, :experts] = 0
+        x[t, choose(t)] = 4.0
+    y = moe(x, gate, w1, w2, 1)
+    assert_moe_close(y, (x, gate, w1, w2), 1)
+
+
+@testing.requires_cuda
 def test_cuda_calls_of_other_sizes_after_each_other():
-    """Calls of other sizes with as many experts, one after another, get the same scratch buffer back
-    (bfloat16 on Hopper: the grouped GEMMs' problems, pointers and strides, filled in on the device):
-    each must compute its own sizes, nothing left from the call before."""
+    """Calls of other sizes with as many experts, one after another, get the same buffers back
+    (bfloat16 on Hopper: each tile's expert and the count of tiles, written on the device): each must
+    compute its own sizes, nothing left from the call before."""
     for tokens, hidden, ffn in ((512, 256, 512), (300, 128, 256), (512, 256, 512), (1000, 64, 1024)):
         inputs = make_inputs(tokens, hidden, ffn, 8, dtype=torch.bfloat16, device="cuda", top_k=2)
         assert_moe_close(moe(*inputs, 2), inputs, 2)

@@ -1,15 +1,19 @@
 // moe's expert FFN on Hopper, bfloat16 or float16: gelu_tanh(rows @ w1[e]^T) @ w2[e]^T for every expert
-// e at once, as two CUTLASS grouped GEMMs (ptr-array: one launch each, TMA loads, warp-specialized wgmma, ping-pong:
-// each of two consumer warpgroups takes a 64x256x64 tile while the other runs its epilogue), the GELU
-// in the first one's epilogue: the hidden rows are written once, already activated. Each expert's
-// problem is filled in on the device from the slice ends (host_problem_shapes = nullptr), so the op
-// stays asynchronous.
+// e at once, as two CUTLASS GEMMs over all of the rows (one launch each, TMA loads, warp-specialized
+// wgmma, ping-pong: each of two consumer warpgroups takes a 64x256x64 tile while the other runs its
+// epilogue), each 64-row tile multiplied by its own expert's weights (the layout of DeepGEMM's
+// "contiguous" grouped GEMMs: every expert's slice of the rows starts at a tile), the GELU in the
+// first one's epilogue: the hidden rows are written once, already activated. Each tile's expert is
+// read on the device, so the op stays asynchronous.
 //
-// (Measured on an H200, bfloat16, T=4096 d=1024, random top-k routing, L2 flushed, medians of 25:
-// E=8 top-2 F=4096 107.9 + 101.3 us, E=64 top-8 F=512 77.0 + 81.6 us, against 125.2 + 130.5 and
-// 79.9 + 88.9 us for the cooperative 128x256x64 tiles in clusters of 2 used before (whose K=1024
-// epilogues wait for the mainloop). Of 10 tile, cluster and schedule choices in both raster orders
-// none was faster for both GEMMs of both layers; clusters of 2 were slower with ping-pong tiles.)
+// Against CUTLASS's grouped (ptr-array) GEMMs used before, a problem per expert: no TMA descriptor
+// rewritten when a multiprocessor moves to another expert's tile, one problem for the tile
+// scheduler. Measured on an H200 (T=4096 d=1024 bfloat16, the two builds side by side, profiler, two
+// runs each): E=64 top-8 F=512 131.1-131.8 us against 155.5-155.8 for both GEMMs; E=8 top-2 F=4096
+// 208-237 against 215-218 (the down GEMM takes 4 waves of 132 tiles at 132 tile rows or fewer,
+// 91.6-98.3 us, and a fifth for the few tiles of a 133rd, 111.9-117.1 us: which the routing decides).
+// (The tiles: of 10 tile, cluster and schedule choices for the grouped GEMMs, ping-pong 64x256x64
+// tiles without clusters were the fastest for both GEMMs of both layers.)
 //
 // CUTLASS comes from the nvidia-cutlass package (headers only; the build finds them where it is
 // installed). Without it, or without sm_90a code, hopper_ffn_available() is false and moe uses
@@ -21,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -38,9 +43,7 @@
 #include <cutlass/epilogue/collective/collective_builder.hpp>
 #include <cutlass/gemm/collective/collective_builder.hpp>
 #include <cutlass/gemm/dispatch_policy.hpp>
-#include <cutlass/gemm/group_array_problem_shape.hpp>
 #include <cutlass/gemm/kernel/gemm_universal.hpp>
-#include <cutlass/util/packed_stride.hpp>
 #else
 #define OPGEN_MOE_CUTLASS 0
 #endif
@@ -66,13 +69,136 @@ __global__ void sm90a_probe(int* out) {
 namespace {
 
 using namespace cute;
-using ProblemShape = cutlass::gemm::GroupProblemShape<Shape<int, int, int>>;
-using Problem = ProblemShape::UnderlyingProblemShape;
-using LayoutA = cutlass::layout::RowMajor;     // rows: M x K
-using LayoutB = cutlass::layout::ColumnMajor;  // a weight, N x K with K contiguous: B^T as stored
-using LayoutD = cutlass::layout::RowMajor;     // M x N
-using TileShape = Shape<_64, _256, _64>;
+using ProblemShape = Shape<int, int, int, int>;  // (M, N, K, L = 1): all rows, one problem
+using LayoutA = cutlass::layout::RowMajor;       // rows: M x K
+using LayoutB = cutlass::layout::ColumnMajor;    // a weight, N x K with K contiguous: B^T as stored
+using LayoutD = cutlass::layout::RowMajor;       // M x N
+constexpr int kTileN = 256;
+using TileShape = Shape<Int<kExpertTileRows>, Int<kTileN>, _64>;
 using ClusterShape = Shape<_1, _1, _1>;
+
+// CUTLASS's TMA warp-specialized mainloop (Base, from its collective builder) with B chosen per M
+// tile: B holds every expert's weights, (N, K, experts), and tile m takes expert tile_expert[m]'s.
+// A tile of no expert (-1: past the last expert's rows, computed where its band holds rows) loads A
+// from past M, which TMA fills with zeros without reading memory. Pipeline and MMA are Base's.
+template <typename Base>
+struct ExpertTileMainloop : Base {
+  struct Arguments : Base::Arguments {
+    int experts = 1;
+    const int32_t* tile_expert = nullptr;
+  };
+  struct Params : Base::Params {
+    int experts = 1;
+    const int32_t* tile_expert = nullptr;
+  };
+
+  // Base's TMA descriptors for a problem of `experts` batches: B's batch stride (in args) steps from
+  // one expert's weights to the next; A is only ever read at batch 0.
+  template <class Shape>
+  static Params to_underlying_arguments(const Shape& problem_shape, const Arguments& args, void* workspace) {
+    const auto [m, n, k, l] = append<4>(problem_shape, 1);
+    return {Base::to_underlying_arguments(make_shape(m, n, k, args.experts), args, workspace), args.experts,
+            args.tile_expert};
+  }
+
+  template <class Shape>
+  CUTLASS_DEVICE auto load_init(const Shape& problem_shape, const Params& params) const {
+    const auto [m, n, k, l] = problem_shape;
+    return Base::load_init(make_shape(m, n, k, params.experts), params);
+  }
+
+  // Base's producer loop for one tile, its B taken at the tile's expert. (No clusters: no multicast.)
+  template <class TensorA, class TensorB, class KTileIterator, class BlockCoord>
+  CUTLASS_DEVICE void load(const Params& params, typename Base::MainloopPipeline pipeline,
+                           typename Base::PipelineState smem_pipe_write,
+                           const cute::tuple<TensorA, TensorB>& load_inputs, const BlockCoord& blk_coord,
+                           KTileIterator k_tile_iter, int k_tile_count, int /*thread_idx*/,
+                           uint32_t /*block_rank_in_cluster*/, typename Base::TensorStorage& shared_tensors) {
+    static_assert(size(ClusterShape{}) == 1, "multicast loads would need Base's cluster masks");
+    if (!cute::elect_one_sync()) {
+      return;
+    }
+    Tensor sA = make_tensor(make_smem_ptr(shared_tensors.smem_A.data()), typename Base::SmemLayoutA{});
+    Tensor sB = make_tensor(make_smem_ptr(shared_tensors.smem_B.data()), typename Base::SmemLayoutB{});
+    const auto [m_coord, n_coord, k_coord, l_coord] = blk_coord;
+    const int tiles = int(size<2>(get<0>(load_inputs)));
+    const int expert = int(m_coord) < tiles ? params.tile_expert[m_coord] : -1;   // (past M in the last band)
+    const int a_tile = expert >= 0 ? int(m_coord) : tiles;                        // past M: zeros
+    Tensor gA = get<0>(load_inputs)(_, _, a_tile, _, l_coord);                    // (BLK_M, BLK_K, k)
+    Tensor gB = get<1>(load_inputs)(_, _, n_coord, _, expert >= 0 ? expert : 0);  // (BLK_N, BLK_K, k)
+    auto block_tma_a = params.tma_load_a.get_slice(0);
+    auto block_tma_b = params.tma_load_b.get_slice(0);
+    Tensor tAgA = block_tma_a.partition_S(gA);
+    Tensor tAsA = block_tma_a.partition_D(sA);
+    Tensor tBgB = block_tma_b.partition_S(gB);
+    Tensor tBsB = block_tma_b.partition_D(sB);
+    CUTLASS_PRAGMA_NO_UNROLL
+    for (; k_tile_count > 0; --k_tile_count) {
+      pipeline.producer_acquire(smem_pipe_write);
+      auto* barrier = pipeline.producer_get_barrier(smem_pipe_write);
+      const int stage = smem_pipe_write.index();
+      copy(params.tma_load_a.with(*barrier, 0), tAgA(_, _, _, *k_tile_iter), tAsA(_, _, _, stage));
+      copy(params.tma_load_b.with(*barrier, 0), tBgB(_, _, _, *k_tile_iter), tBsB(_, _, _, stage));
+      ++k_tile_iter;
+      ++smem_pipe_write;
+    }
+  }
+};
+
+// CUTLASS's persistent tile scheduler over the output tiles in bands of `swizzle` tile rows (a band's
+// tiles, then the next band's), stopping at the first band past the last expert's tile row
+// (tile_expert[tiles], on the device): the GEMMs' M is the most rows the routing can take, and the
+// rows past what it took are not computed.
+struct ExpertTileScheduler : cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90 {
+  using Base = cutlass::gemm::kernel::detail::PersistentTileSchedulerSm90;
+  struct Arguments : Base::Arguments {
+    const int32_t* used_tiles = nullptr;
+  };
+  struct Params : Base::Params {
+    const int32_t* used_tiles = nullptr;
+    int swizzle = 1;
+  };
+
+  template <class ProblemShapeMNKL, class Tile, class Cluster>
+  static Params to_underlying_arguments(ProblemShapeMNKL problem, Tile tile, Cluster cluster,
+                                        const cutlass::KernelHardwareInfo& hardware, const Arguments& args,
+                                        void* workspace = nullptr, const uint32_t epilogue_subtile = 1,
+                                        uint32_t ktile_start_alignment_count = 1u) {
+    Base::Arguments bands = args;  // along N: a band's tile rows, then the next band's
+    bands.raster_order = Base::RasterOrderOptions::AlongN;
+    const Base::Params base = Base::to_underlying_arguments(problem, tile, cluster, hardware, bands, workspace,
+                                                            epilogue_subtile, ktile_start_alignment_count);
+    return {base, args.used_tiles, 1 << base.log_swizzle_size_};
+  }
+
+  CUTLASS_DEVICE explicit ExpertTileScheduler(const Params& params)
+      : Base(params), used_bands_end_((*params.used_tiles + params.swizzle - 1) / params.swizzle * params.swizzle) {}
+
+  CUTLASS_DEVICE WorkTileInfo get_current_work() const {
+    const WorkTileInfo work = Base::get_current_work();
+    return work.is_valid() && work.M_idx < used_bands_end_ ? work : WorkTileInfo::invalid_work_tile();
+  }
+  template <class Cluster>
+  CUTLASS_DEVICE WorkTileInfo initial_work_tile_info(Cluster) {
+    return get_current_work();
+  }
+
+ private:
+  int used_bands_end_;
+};
+struct ExpertTileSchedulerTag {};
+
+}  // namespace
+}  // namespace examples::moe
+
+template <class ArchTag, class Tile, class Cluster, uint32_t Stages>
+struct cutlass::gemm::kernel::detail::TileSchedulerSelector<examples::moe::ExpertTileSchedulerTag, ArchTag, Tile,
+                                                            Cluster, Stages> {
+  using Scheduler = examples::moe::ExpertTileScheduler;
+};
+
+namespace examples::moe {
+namespace {
 
 // Both GEMMs for one element type (cutlass::bfloat16_t or cutlass::half_t), accumulating in float.
 template <typename Element>
@@ -80,108 +206,25 @@ struct Kernels {
   static constexpr int kAlign = 16 / sizeof(Element);
 
   template <typename Fusion>
-  struct Grouped {
+  struct ExpertTiles {
     using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
         cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, TileShape, ClusterShape,
-        cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD*, kAlign, Element, LayoutD*,
-        kAlign, cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong, Fusion>::CollectiveOp;
-    using Mainloop = typename cutlass::gemm::collective::CollectiveBuilder<
-        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA*, kAlign, Element, LayoutB*, kAlign,
-        float, TileShape, ClusterShape,
+        cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LayoutD, kAlign, Element, LayoutD, kAlign,
+        cutlass::epilogue::TmaWarpSpecialized, Fusion>::CollectiveOp;
+    using Mainloop = ExpertTileMainloop<typename cutlass::gemm::collective::CollectiveBuilder<
+        cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Element, LayoutA, kAlign, Element, LayoutB, kAlign, float,
+        TileShape, ClusterShape,
         cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epilogue::SharedStorage))>,
-        cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong>::CollectiveOp;
+        cutlass::gemm::KernelTmaWarpSpecializedPingpong>::CollectiveOp>;
     using Gemm = cutlass::gemm::device::GemmUniversalAdapter<
-        cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue>>;
+        cutlass::gemm::kernel::GemmUniversal<ProblemShape, Mainloop, Epilogue, ExpertTileSchedulerTag>>;
   };
   // No C operand (void): D = act(acc). GELU_taylor is the tanh form, as moe's gelu_tanh.
-  using GeluGemm = typename Grouped<cutlass::epilogue::fusion::LinCombEltAct<cutlass::epilogue::thread::GELU_taylor,
-                                                                             Element, float, void, float>>::Gemm;
-  using PlainGemm = typename Grouped<cutlass::epilogue::fusion::LinearCombination<Element, float, void, float>>::Gemm;
-  using StrideA = typename GeluGemm::GemmKernel::InternalStrideA;
-  using StrideB = typename GeluGemm::GemmKernel::InternalStrideB;
-  using StrideD = typename GeluGemm::GemmKernel::InternalStrideD;
-  static_assert(std::is_same_v<StrideA, typename PlainGemm::GemmKernel::InternalStrideA> &&
-                    std::is_same_v<StrideD, typename PlainGemm::GemmKernel::InternalStrideD>,
-                "both GEMMs take the same strides");
-
-  // One grouped GEMM's per-expert arguments, in the scratch buffer.
-  struct GroupArrays {
-    Problem* problems;
-    const Element** a;
-    const Element** b;
-    Element** d;
-    StrideA* stride_a;
-    StrideB* stride_b;
-    StrideD* stride_d;
-  };
+  using GeluGemm = typename ExpertTiles<cutlass::epilogue::fusion::LinCombEltAct<cutlass::epilogue::thread::GELU_taylor,
+                                                                                 Element, float, void, float>>::Gemm;
+  using PlainGemm =
+      typename ExpertTiles<cutlass::epilogue::fusion::LinearCombination<Element, float, void, float>>::Gemm;
 };
-
-constexpr size_t kAlignBytes = 256;
-constexpr size_t round_up(size_t bytes) {
-  return (bytes + kAlignBytes - 1) / kAlignBytes * kAlignBytes;
-}
-
-// One grouped GEMM's arrays for `experts` groups, laid out from base + used on (used grows by their
-// bytes). A null base lays nothing out and only counts: group_arrays_bytes.
-template <typename Element>
-typename Kernels<Element>::GroupArrays carve(char* base, size_t& used, int experts) {
-  using K = Kernels<Element>;
-  const size_t n = size_t(experts);
-  const auto take = [&](size_t bytes) {
-    char* p = base == nullptr ? nullptr : base + used;
-    used += round_up(bytes);
-    return p;
-  };
-  typename K::GroupArrays g;
-  g.problems = reinterpret_cast<Problem*>(take(n * sizeof(Problem)));
-  g.a = reinterpret_cast<const Element**>(take(n * sizeof(void*)));
-  g.b = reinterpret_cast<const Element**>(take(n * sizeof(void*)));
-  g.d = reinterpret_cast<Element**>(take(n * sizeof(void*)));
-  g.stride_a = reinterpret_cast<typename K::StrideA*>(take(n * sizeof(typename K::StrideA)));
-  g.stride_b = reinterpret_cast<typename K::StrideB*>(take(n * sizeof(typename K::StrideB)));
-  g.stride_d = reinterpret_cast<typename K::StrideD*>(take(n * sizeof(typename K::StrideD)));
-  return g;
-}
-
-template <typename Element>
-size_t group_arrays_bytes(int experts) {
-  size_t used = 0;
-  carve<Element>(nullptr, used, experts);
-  return used;
-}
-
-// Group e of a grouped GEMM: (m x k) @ (n x k)^T -> (m x n), every operand packed.
-template <typename Element>
-__device__ void fill_group(const typename Kernels<Element>::GroupArrays& g, int e, int m, int n, int k,
-                           const Element* a, const Element* b, Element* d) {
-  using K = Kernels<Element>;
-  g.problems[e] = Problem{m, n, k};
-  g.a[e] = a;
-  g.b[e] = b;
-  g.d[e] = d;
-  g.stride_a[e] = cutlass::make_cute_packed_stride(typename K::StrideA{}, {m, k, 1});
-  g.stride_b[e] = cutlass::make_cute_packed_stride(typename K::StrideB{}, {n, k, 1});
-  g.stride_d[e] = cutlass::make_cute_packed_stride(typename K::StrideD{}, {m, n, 1});
-}
-
-// Expert e's problem in each GEMM: rows [start, end) of the sorted rows, m = end - start.
-template <typename Element>
-__global__ void fill_groups(const int32_t* __restrict__ expert_ends, int experts, int hidden, int ffn,
-                            const Element* rows, const Element* w1, const Element* w2, Element* hidden_rows,
-                            Element* out_rows, typename Kernels<Element>::GroupArrays up,
-                            typename Kernels<Element>::GroupArrays down) {
-  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (e >= experts) {
-    return;
-  }
-  const int64_t start = e == 0 ? 0 : expert_ends[e - 1];
-  const int m = int(expert_ends[e] - start);
-  // Up: (m x hidden) @ w1[e]^T -> (m x ffn). Down: (m x ffn) @ w2[e]^T -> (m x hidden).
-  fill_group<Element>(up, e, m, ffn, hidden, rows + start * hidden, w1 + int64_t(e) * ffn * hidden,
-                      hidden_rows + start * ffn);
-  fill_group<Element>(down, e, m, hidden, ffn, hidden_rows + start * ffn, w2 + int64_t(e) * hidden * ffn,
-                      out_rows + start * hidden);
-}
 
 int current_device() {
   int device = 0;
@@ -191,71 +234,104 @@ int current_device() {
   return device;
 }
 
-template <typename Gemm, typename GroupArrays>
-typename Gemm::Arguments arguments(const GroupArrays& g, int experts, int device) {
+// (rows x k) @ (n x k)^T of tile_expert's expert -> (rows x n), every operand packed; b holds every
+// expert's (n x k) weight, one after another.
+template <typename Gemm, typename Element>
+typename Gemm::Arguments arguments(int64_t rows, int n, int k, int experts, const int32_t* tile_expert, const void* a,
+                                   const void* b, void* d) {
+  using Kernel = typename Gemm::GemmKernel;
+  typename Kernel::StrideA stride_a{};
+  get<0>(stride_a) = k;
+  get<2>(stride_a) = rows * k;  // (a batch stride TMA accepts; A is read at batch 0 only)
+  typename Kernel::StrideB stride_b{};
+  get<0>(stride_b) = k;
+  get<2>(stride_b) = int64_t(n) * k;
+  typename Kernel::StrideD stride_d{};
+  get<0>(stride_d) = n;
+  get<2>(stride_d) = rows * n;
   cutlass::KernelHardwareInfo hardware;
-  hardware.device_id = device;
+  hardware.device_id = current_device();
   hardware.sm_count = opgen::cuda::multiprocessor_count();  // the current device's, asked once
-  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGrouped,
-                                {experts, g.problems, nullptr},
-                                {g.a, g.stride_a, g.b, g.stride_b},
-                                {{}, nullptr, g.stride_d, g.d, g.stride_d},
+  typename Kernel::CollectiveMainloop::Arguments mainloop{};
+  mainloop.ptr_A = static_cast<const Element*>(a);
+  mainloop.dA = stride_a;
+  mainloop.ptr_B = static_cast<const Element*>(b);
+  mainloop.dB = stride_b;
+  mainloop.experts = experts;
+  mainloop.tile_expert = tile_expert;
+  typename Gemm::Arguments args{cutlass::gemm::GemmUniversalMode::kGemm,
+                                {int(rows), n, k, 1},
+                                mainloop,
+                                {{}, nullptr, stride_d, static_cast<Element*>(d), stride_d},
                                 hardware};
   args.epilogue.thread.alpha = 1.0f;
   args.epilogue.thread.beta = 0.0f;
+  args.scheduler.used_tiles = tile_expert + rows / kExpertTileRows;
+  // Bands of 2 tile rows where N has 8 tiles or more, else 1 (H200, T=4096 d=1024, bfloat16: E=8's
+  // up GEMM, N=4096, 114 us in bands of 2 (or 4 or 8) against 147 in bands of 1; its down GEMM,
+  // N=1024, 91-97 against 113; E=64's, N=512 and 1024, 67 and 63 against 68 and 66).
+  args.scheduler.max_swizzle_size = n / kTileN >= 8 ? 2 : 1;
   return args;
 }
 
-template <typename Gemm, typename Element>
-size_t workspace_bytes(int experts) {
-  return Gemm::get_workspace_size(arguments<Gemm>(typename Kernels<Element>::GroupArrays{}, experts, current_device()));
+template <typename Element>
+struct Problems {
+  typename Kernels<Element>::GeluGemm::Arguments up;
+  typename Kernels<Element>::PlainGemm::Arguments down;
+};
+
+template <typename Element>
+Problems<Element> problems(const HopperFfn& ffn) {
+  using K = Kernels<Element>;
+  // Up: (rows x hidden) @ w1[e]^T -> (rows x ffn). Down: (rows x ffn) @ w2[e]^T -> (rows x hidden).
+  return {arguments<typename K::GeluGemm, Element>(ffn.row_count, ffn.ffn, ffn.hidden, ffn.experts, ffn.tile_expert,
+                                                   ffn.rows, ffn.w1, ffn.hidden_rows),
+          arguments<typename K::PlainGemm, Element>(ffn.row_count, ffn.hidden, ffn.ffn, ffn.experts, ffn.tile_expert,
+                                                    ffn.hidden_rows, ffn.w2, ffn.out_rows)};
 }
 
 template <typename Gemm>
 void run(Gemm& gemm, const typename Gemm::Arguments& args, void* workspace, cudaStream_t stream) {
   const cutlass::Status status = gemm.run(args, workspace, stream);
   if (status != cutlass::Status::kSuccess) {
-    throw std::runtime_error(std::string("moe: CUTLASS grouped GEMM failed: ") + cutlassGetStatusString(status));
+    throw std::runtime_error(std::string("moe: CUTLASS GEMM failed: ") + cutlassGetStatusString(status));
   }
 }
 
 template <typename Element>
-size_t scratch_bytes(int experts) {
+size_t scratch_bytes(const HopperFfn& ffn) {
   using K = Kernels<Element>;
-  return 2 * group_arrays_bytes<Element>(experts) +
-         round_up(std::max(workspace_bytes<typename K::GeluGemm, Element>(experts),
-                           workspace_bytes<typename K::PlainGemm, Element>(experts)));
+  const Problems<Element> p = problems<Element>(ffn);
+  return std::max(K::GeluGemm::get_workspace_size(p.up), K::PlainGemm::get_workspace_size(p.down));
 }
 
 template <typename Element>
-bool run_ffn(const HopperFfn& ffn, void* scratch, cudaStream_t stream) {
+bool implementable(const HopperFfn& ffn) {
   using K = Kernels<Element>;
-  const int device = current_device();
-  char* const base = static_cast<char*>(scratch);
-  size_t used = 0;
-  const auto up = carve<Element>(base, used, ffn.experts);
-  const auto down = carve<Element>(base, used, ffn.experts);
-  void* const workspace = base + used;
-  const auto up_args = arguments<typename K::GeluGemm>(up, ffn.experts, device);
-  const auto down_args = arguments<typename K::PlainGemm>(down, ffn.experts, device);
+  const Problems<Element> p = problems<Element>(ffn);
+  return K::GeluGemm::can_implement(p.up) == cutlass::Status::kSuccess &&
+         K::PlainGemm::can_implement(p.down) == cutlass::Status::kSuccess;
+}
+
+template <typename Element>
+void run_ffn(const HopperFfn& ffn, void* scratch, cudaStream_t stream) {
+  using K = Kernels<Element>;
+  const Problems<Element> p = problems<Element>(ffn);
   typename K::GeluGemm up_gemm;
   typename K::PlainGemm down_gemm;
-  if (up_gemm.can_implement(up_args) != cutlass::Status::kSuccess ||
-      down_gemm.can_implement(down_args) != cutlass::Status::kSuccess) {
-    return false;
-  }
-  constexpr int kThreads = 128;
-  fill_groups<Element><<<(ffn.experts + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
-      ffn.expert_ends, ffn.experts, ffn.hidden, ffn.ffn, static_cast<const Element*>(ffn.rows),
-      static_cast<const Element*>(ffn.w1), static_cast<const Element*>(ffn.w2), static_cast<Element*>(ffn.hidden_rows),
-      static_cast<Element*>(ffn.out_rows), up, down);
-  const cudaError_t launched = cudaGetLastError();
-  if (launched != cudaSuccess) {
-    throw std::runtime_error(std::string("moe: fill_groups launch failed: ") + cudaGetErrorString(launched));
-  }
-  run(up_gemm, up_args, workspace, stream);
-  run(down_gemm, down_args, workspace, stream);
-  return true;
+  run(up_gemm, p.up, scratch, stream);
+  run(down_gemm, p.down, scratch, stream);
+}
+
+// The sizes alone (no pointers): what the host-side questions need.
+HopperFfn sizes(int64_t row_count, int experts, int hidden, int ffn, bool half) {
+  HopperFfn f{};
+  f.row_count = row_count;
+  f.experts = experts;
+  f.hidden = hidden;
+  f.ffn = ffn;
+  f.half = half;
+  return f;
 }
 
 }  // namespace
@@ -278,15 +354,32 @@ bool hopper_ffn_available() {
   return yes;
 }
 
-size_t hopper_ffn_scratch_bytes(int experts, bool half) {
-  return half ? scratch_bytes<cutlass::half_t>(experts) : scratch_bytes<cutlass::bfloat16_t>(experts);
+bool hopper_ffn_takes(int64_t row_count, int64_t hidden, int64_t ffn, bool half) {
+  constexpr int64_t kMost = std::numeric_limits<int>::max();
+  if (row_count > kMost || hidden > kMost || ffn > kMost) {
+    return false;
+  }
+  const HopperFfn f = sizes(row_count, 1, int(hidden), int(ffn), half);
+  return half ? implementable<cutlass::half_t>(f) : implementable<cutlass::bfloat16_t>(f);
 }
 
-bool hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
-  if (scratch_bytes < hopper_ffn_scratch_bytes(ffn.experts, ffn.half)) {
+size_t hopper_ffn_scratch_bytes(int64_t row_count, int experts, int hidden, int ffn, bool half) {
+  const HopperFfn f = sizes(row_count, experts, hidden, ffn, half);
+  return half ? scratch_bytes<cutlass::half_t>(f) : scratch_bytes<cutlass::bfloat16_t>(f);
+}
+
+void hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
+  if (!hopper_ffn_takes(ffn.row_count, ffn.hidden, ffn.ffn, ffn.half)) {
+    throw std::runtime_error("moe: hopper_ffn cannot take these sizes");
+  }
+  if (scratch_bytes < hopper_ffn_scratch_bytes(ffn.row_count, ffn.experts, ffn.hidden, ffn.ffn, ffn.half)) {
     throw std::runtime_error("moe: hopper_ffn scratch too small");
   }
-  return ffn.half ? run_ffn<cutlass::half_t>(ffn, scratch, stream) : run_ffn<cutlass::bfloat16_t>(ffn, scratch, stream);
+  if (ffn.half) {
+    run_ffn<cutlass::half_t>(ffn, scratch, stream);
+  } else {
+    run_ffn<cutlass::bfloat16_t>(ffn, scratch, stream);
+  }
 }
 
 #else  // no CUTLASS headers in this build
@@ -294,11 +387,14 @@ bool hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaS
 bool hopper_ffn_available() {
   return false;
 }
-size_t hopper_ffn_scratch_bytes(int, bool) {
+bool hopper_ffn_takes(int64_t, int64_t, int64_t, bool) {
+  return false;
+}
+size_t hopper_ffn_scratch_bytes(int64_t, int, int, int, bool) {
   return 0;
 }
-bool hopper_ffn(const HopperFfn&, void*, size_t, cudaStream_t) {
-  return false;
+void hopper_ffn(const HopperFfn&, void*, size_t, cudaStream_t) {
+  throw std::runtime_error("moe: this build has no CUTLASS GEMMs");
 }
 
 #endif

@@ -9,12 +9,14 @@
 //      expert histogram per 256-pair segment), an exclusive scan of the histograms (scan_kernel, one
 //      block, which also writes each expert's slice end; at::cumsum past kScanOneBlock),
 //      scatter_kernel (each pair's row in the expert-sorted order); then gather_kernel copies x's rows
-//      in that order, so every expert owns one contiguous slice of rows;
-//   4. the expert FFNs gelu_tanh(rows @ w1[e]^T) @ w2[e]^T on those slices, on tensor cores:
-//      - bfloat16 and float16 on Hopper: two grouped GEMMs reading the slice ends on the device (no
-//        host sync, so the op is asynchronous): ours (hopper_ffn.cu, CUTLASS, the GELU in the first
-//        one's epilogue) where the build has them, else at::_grouped_mm's (bfloat16 only) with a
-//        GELU pass between;
+//      in that order, so every expert owns one contiguous slice of rows. Where our Hopper GEMMs run,
+//      each slice starts at a tile of kExpertTileRows rows (tile_layout_kernel, between the scan and
+//      the scatter, pads the slices and says each tile's expert; the gather zeroes the padding);
+//   4. the expert FFNs gelu_tanh(rows @ w1[e]^T) @ w2[e]^T on those slices, on tensor cores, reading
+//      the routing on the device (no host sync, so the op is asynchronous):
+//      - bfloat16 and float16 on Hopper: ours (hopper_ffn.cu, CUTLASS: two GEMMs over all tiles, each
+//        tile with its expert's weights, the GELU in the first one's epilogue) where the build has
+//        them, else at::_grouped_mm's grouped GEMMs (bfloat16 only) with a GELU pass between;
 //      - otherwise: two cuBLAS GEMMs per expert (the first with cuBLASLt's GELU epilogue where ATen
 //        can use it), which needs the slice ends on the host: one device-to-host copy of E ints,
 //        a sync on the stream (so this path cannot be captured in a CUDA graph);
@@ -114,12 +116,13 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const int32_t* __restri
   }
 }
 
-// Places each pair at starts[e][s] + (pairs of segment s before it with the same expert e): a stable
-// sort by expert. starts is the exclusive scan of counts in (expert, segment) order.
+// Places each pair at starts[e][s] + (pairs of segment s before it with the same expert e), plus
+// row_offset[e] where the slices are padded to tiles (else null): a stable sort by expert. starts is
+// the exclusive scan of counts in (expert, segment) order.
 __global__ void __launch_bounds__(kThreads)
     scatter_kernel(const int32_t* __restrict__ expert_of_pair, int64_t pairs, int experts, int64_t segments, int top_k,
-                   const int32_t* __restrict__ starts, int32_t* __restrict__ token_of_row,
-                   int32_t* __restrict__ row_of_pair) {
+                   const int32_t* __restrict__ starts, const int32_t* __restrict__ row_offset,
+                   int32_t* __restrict__ token_of_row, int32_t* __restrict__ row_of_pair) {
   __shared__ int32_t warp_cursors[kWarps][kMaxExperts];
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
@@ -129,7 +132,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   int32_t* cursor = warp_cursors[warp];
   for (int e = lane; e < experts; e += kWarpSize) {
-    cursor[e] = starts[e * segments + segment];
+    cursor[e] = starts[e * segments + segment] + (row_offset != nullptr ? row_offset[e] : 0);
   }
   __syncwarp();
   const unsigned lanes_before = (1u << lane) - 1u;
@@ -146,6 +149,16 @@ __global__ void __launch_bounds__(kThreads)
     }
     __syncwarp();
   }
+}
+
+// The sum of v over this warp's lanes up to and including this one.
+__device__ __forceinline__ int32_t warp_inclusive_sum(int32_t v, int lane) {
+#pragma unroll
+  for (int offset = 1; offset < kWarpSize; offset *= 2) {
+    const int32_t before = __shfl_up_sync(kFullMask, v, offset);
+    v += lane >= offset ? before : 0;
+  }
+  return v;
 }
 
 // The exclusive scan of counts (n of them, in (expert, segment) order) into starts, and each expert's
@@ -171,24 +184,13 @@ __global__ void __launch_bounds__(kScanThreads)
       item[u] = first + u < n ? counts[first + u] : 0;
       total += item[u];
     }
-    int32_t inclusive = total;  // over this warp's lanes up to this one
-#pragma unroll
-    for (int offset = 1; offset < kWarpSize; offset *= 2) {
-      const int32_t before = __shfl_up_sync(kFullMask, inclusive, offset);
-      inclusive += lane >= offset ? before : 0;
-    }
+    const int32_t inclusive = warp_inclusive_sum(total, lane);  // over this warp's lanes up to this one
     if (lane == kWarpSize - 1) {
       warp_totals[warp] = inclusive;
     }
     __syncthreads();
     if (warp == 0) {
-      int32_t warps_inclusive = warp_totals[lane];
-#pragma unroll
-      for (int offset = 1; offset < kWarpSize; offset *= 2) {
-        const int32_t before = __shfl_up_sync(kFullMask, warps_inclusive, offset);
-        warps_inclusive += lane >= offset ? before : 0;
-      }
-      warp_totals[lane] = warps_inclusive;
+      warp_totals[lane] = warp_inclusive_sum(warp_totals[lane], lane);
     }
     __syncthreads();
     int32_t running = carry + (warp > 0 ? warp_totals[warp - 1] : 0) + inclusive - total;
@@ -215,6 +217,71 @@ __global__ void __launch_bounds__(kScanThreads)
   }
 }
 
+// What token_of_row holds on rows that carry no pair in hopper_ffn's layout: the rest of an expert's
+// last tile (the gather writes zeros there) and the tiles past the last expert's (never read: the
+// GEMMs load zeros for a tile of no expert).
+constexpr int32_t kPaddingRow = -1;
+constexpr int32_t kNoRow = -2;
+
+// hopper_ffn's layout (hopper_ffn.h): each expert's slice of the sorted rows padded to whole tiles of
+// kExpertTileRows. Every block scans the E padded slice sizes (E <= kThreads), then a thread takes a
+// tile: tile_expert[t] (-1 past the last expert's tiles) and token_of_row on the tile's rows that
+// hold no pair. Block 0 writes row_offset[e], how far expert e's slice moves from its packed start,
+// and tile_expert[tiles], how many tiles hold rows.
+__global__ void __launch_bounds__(kThreads)
+    tile_layout_kernel(const int32_t* __restrict__ expert_ends, int experts, int64_t tiles,
+                       int32_t* __restrict__ row_offset, int32_t* __restrict__ tile_expert,
+                       int32_t* __restrict__ token_of_row) {
+  static_assert(kMaxExperts <= kThreads, "a thread an expert");
+  __shared__ int32_t padded_end[kThreads];  // where each expert's padded slice ends
+  __shared__ int32_t rows_end[kThreads];    // where its rows end in it
+  __shared__ int32_t warp_totals[kWarps];
+  const int e = threadIdx.x;
+  const int lane = e % kWarpSize;
+  const int warp = e / kWarpSize;
+  const int32_t start = e == 0 || e > experts ? 0 : expert_ends[e - 1];
+  const int32_t count = e < experts ? expert_ends[e] - start : 0;
+  const int32_t padded = (count + kExpertTileRows - 1) / kExpertTileRows * kExpertTileRows;
+  int32_t inclusive = warp_inclusive_sum(padded, lane);  // over this warp's experts up to this one
+  if (lane == kWarpSize - 1) {
+    warp_totals[warp] = inclusive;
+  }
+  __syncthreads();
+  for (int w = 0; w < warp; ++w) {
+    inclusive += warp_totals[w];
+  }
+  padded_end[e] = inclusive;
+  rows_end[e] = inclusive - padded + count;
+  if (blockIdx.x == 0 && e < experts) {
+    row_offset[e] = inclusive - padded - start;
+  }
+  if (blockIdx.x == 0 && e == kThreads - 1) {
+    tile_expert[tiles] = inclusive / kExpertTileRows;  // the tiles that hold rows
+  }
+  __syncthreads();
+  const int64_t tile = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (tile >= tiles) {
+    return;
+  }
+  const int64_t first_row = tile * kExpertTileRows;
+  int lo = 0;  // the first expert whose padded slice ends past first_row (experts: none)
+  int hi = experts;
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (padded_end[mid] > first_row) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  const bool some_expert = lo < experts;
+  tile_expert[tile] = some_expert ? lo : -1;
+  const int64_t first_empty = some_expert ? std::max<int64_t>(first_row, rows_end[lo]) : first_row;
+  for (int64_t row = first_empty; row < first_row + kExpertTileRows; ++row) {
+    token_of_row[row] = some_expert ? kPaddingRow : kNoRow;
+  }
+}
+
 // A warp per row (grid-stride), its lanes along the row: f(row) for each row this warp takes. (A flat
 // index over all vectors cost a 64-bit division a vector: the gather of 32768 rows of 1024 bfloat16
 // took 33.5 us on an H200, where moving its bytes takes about 17.)
@@ -226,8 +293,8 @@ __device__ __forceinline__ void for_each_warp_row(int64_t rows, const F& f) {
   }
 }
 
-// sorted[row] = x[token_of_row[row]], kVec elements a lane at a time, kInFlight loads a lane in
-// flight before their stores.
+// sorted[row] = x[token_of_row[row]] (zeros on a kPaddingRow, nothing on a kNoRow), kVec elements a
+// lane at a time, kInFlight loads a lane in flight before their stores.
 template <int kVec, typename scalar_t>
 __global__ void __launch_bounds__(kThreads)
     gather_kernel(const scalar_t* __restrict__ x, const int32_t* __restrict__ token_of_row, int64_t rows,
@@ -237,13 +304,17 @@ __global__ void __launch_bounds__(kThreads)
   using Vector = opgen::cuda::Vec<scalar_t, kVec>;
   const int64_t lane_first = int64_t(threadIdx.x % kWarpSize) * kVec;
   for_each_warp_row(rows, [&](int64_t row) {
-    const scalar_t* from = x + int64_t(token_of_row[row]) * hidden;
+    const int32_t token = token_of_row[row];
+    if (token == kNoRow) {
+      return;
+    }
+    const scalar_t* from = x + int64_t(token) * hidden;
     scalar_t* to = sorted + row * hidden;
     for (int64_t first = lane_first; first < hidden; first += kStep * kInFlight) {
-      Vector v[kInFlight];
+      Vector v[kInFlight] = {};
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
-        if (first + u * kStep < hidden) {
+        if (token != kPaddingRow && first + u * kStep < hidden) {
           v[u] = opgen::cuda::load_vector<kVec>(from, first + u * kStep);
         }
       }
@@ -356,47 +427,54 @@ bool routes_on_cores(const Sizes& s) {
   return s.experts * s.hidden <= kCoreRouterGateElements && s.tokens * s.experts * s.hidden <= kCoreRouterMultiplyAdds;
 }
 
-// Grouped GEMMs run all experts in one launch with the group ends read on the device: no host sync.
+// Grouped GEMMs run all experts in one launch with the slices read on the device: no host sync.
 // Ours (hopper_ffn.cu) take bfloat16 and float16, at::_grouped_mm (CUTLASS too) bfloat16, on Hopper;
-// both need 16-byte aligned rows (w1 and w2 are contiguous here, sorted_x is a fresh tensor).
-bool grouped_gemm_operands(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2) {
+// both need 16-byte aligned rows (w1 and w2 are contiguous here, the sorted rows a fresh tensor).
+bool grouped_gemm_operands(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2) {
   constexpr int kAlign = 8;  // 2-byte elements in 16 bytes
   const auto aligned = [](const at::Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0; };
-  const bool two_bytes = sorted_x.scalar_type() == at::kBFloat16 || sorted_x.scalar_type() == at::kHalf;
+  const bool two_bytes = x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf;
   return two_bytes && at::cuda::getCurrentDeviceProperties()->major == 9 && w1.size(1) > 0 &&
          w1.size(1) % kAlign == 0 && w1.size(2) % kAlign == 0 && aligned(w1) && aligned(w2);
 }
 
-// The expert FFN as grouped GEMMs: ours where they run, else torch's for bfloat16. Undefined where
-// neither takes these operands (float16 without ours): the per-expert GEMMs then.
-at::Tensor expert_ffn_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2,
-                              const at::Tensor& expert_ends, cudaStream_t stream) {
+// Whether ours run here: then the sort lays the rows out in tiles of one expert each (hopper_ffn.h).
+bool expert_tiles(const at::Tensor& x, const at::Tensor& w1, const at::Tensor& w2, int64_t pairs) {
+  return grouped_gemm_operands(x, w1, w2) && hopper_ffn_available() &&
+         hopper_ffn_takes(expert_tile_rows(pairs, static_cast<int>(w1.size(0))), w1.size(2), w1.size(1),
+                          x.scalar_type() == at::kHalf);
+}
+
+// Ours: both GEMMs over all tiles, each with its expert's weights, the GELU in the first one's epilogue.
+at::Tensor expert_ffn_tiles(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2,
+                            const int32_t* tile_expert, cudaStream_t stream) {
+  const int64_t rows = sorted_x.size(0);
   const bool half = sorted_x.scalar_type() == at::kHalf;
-  if (hopper_ffn_available() && w1.size(1) <= std::numeric_limits<int>::max() &&
-      w1.size(2) <= std::numeric_limits<int>::max()) {  // ours: the GELU in the first GEMM's epilogue (hopper_ffn.cu)
-    const int64_t pairs = sorted_x.size(0);
-    at::Tensor hidden_rows = at::empty({pairs, w1.size(1)}, sorted_x.options());
-    at::Tensor out_rows = at::empty({pairs, w1.size(2)}, sorted_x.options());
-    const int experts = static_cast<int>(w1.size(0));
-    at::Tensor scratch =
-        at::empty({static_cast<int64_t>(hopper_ffn_scratch_bytes(experts, half))}, sorted_x.options().dtype(at::kByte));
-    const HopperFfn ffn{sorted_x.const_data_ptr(),
-                        w1.const_data_ptr(),
-                        w2.const_data_ptr(),
-                        expert_ends.const_data_ptr<int32_t>(),
-                        experts,
-                        static_cast<int>(w1.size(2)),
-                        static_cast<int>(w1.size(1)),
-                        hidden_rows.mutable_data_ptr(),
-                        out_rows.mutable_data_ptr(),
-                        half};
-    if (hopper_ffn(ffn, scratch.mutable_data_ptr(), static_cast<size_t>(scratch.numel()), stream)) {
-      return out_rows;
-    }
-  }
-  if (half) {
-    return {};
-  }
+  const int experts = static_cast<int>(w1.size(0));
+  const int ffn = static_cast<int>(w1.size(1));
+  const int hidden = static_cast<int>(w1.size(2));
+  at::Tensor hidden_rows = at::empty({rows, ffn}, sorted_x.options());
+  at::Tensor out_rows = at::empty({rows, hidden}, sorted_x.options());
+  at::Tensor scratch = at::empty({static_cast<int64_t>(hopper_ffn_scratch_bytes(rows, experts, hidden, ffn, half))},
+                                 sorted_x.options().dtype(at::kByte));
+  const HopperFfn ffn_args{sorted_x.const_data_ptr(),
+                           w1.const_data_ptr(),
+                           w2.const_data_ptr(),
+                           tile_expert,
+                           rows,
+                           experts,
+                           hidden,
+                           ffn,
+                           hidden_rows.mutable_data_ptr(),
+                           out_rows.mutable_data_ptr(),
+                           half};
+  hopper_ffn(ffn_args, scratch.mutable_data_ptr(), static_cast<size_t>(scratch.numel()), stream);
+  return out_rows;
+}
+
+// torch's grouped GEMMs (bfloat16) on the packed slices, a GELU pass between.
+at::Tensor expert_ffn_torch_grouped(const at::Tensor& sorted_x, const at::Tensor& w1, const at::Tensor& w2,
+                                    const at::Tensor& expert_ends) {
   // w^T of each expert is a column-major view, the layout the grouped GEMM wants for its B operand.
   at::Tensor hidden_rows = at::_grouped_mm(sorted_x, w1.transpose(1, 2), expert_ends);
   at::gelu_(hidden_rows, "tanh");
@@ -459,8 +537,13 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const at::ScalarType acc = router_dtype(x.scalar_type());
   const at::Tensor x_c = x.contiguous();
   const at::Tensor gate_c = gate_weight.contiguous();
+  const at::Tensor w1_c = w1.contiguous();
+  const at::Tensor w2_c = w2.contiguous();
   const int64_t segments = (pairs + kSegment - 1) / kSegment;
   const int64_t histogram = s.experts * segments;  // counts and starts: an (expert, segment) grid
+  const bool tiled = expert_tiles(x_c, w1_c, w2_c, pairs);
+  const int64_t rows = tiled ? expert_tile_rows(pairs, experts) : pairs;  // the sorted rows, padding included
+  const int64_t tiles = tiled ? rows / kExpertTileRows : 0;
 
   // The small arrays the kernels pass on, in one allocation, each 256-byte aligned.
   int64_t bytes = 0;
@@ -474,8 +557,10 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
   const int64_t counts_at = carve(histogram * 4);
   const int64_t starts_at = carve(histogram * 4);
   const int64_t ends_at = carve(s.experts * 4);
-  const int64_t token_of_row_at = carve(pairs * 4);
+  const int64_t token_of_row_at = carve(rows * 4);
   const int64_t row_of_pair_at = carve(pairs * 4);
+  const int64_t row_offset_at = carve(tiled ? s.experts * 4 : 0);
+  const int64_t tile_expert_at = carve(tiled ? (tiles + 1) * 4 : 0);
   at::Tensor workspace = at::empty({bytes}, x.options().dtype(at::kByte));
   auto* const base = static_cast<std::byte*>(workspace.mutable_data_ptr());
   const auto ints = [base](int64_t at) { return reinterpret_cast<int32_t*>(base + at); };
@@ -515,22 +600,27 @@ at::Tensor forward_cuda(const at::Tensor& x, const at::Tensor& gate_weight, cons
     at::sub_out(starts, inclusive, counts);
     int_tensor(ends_at, s.experts).copy_(inclusive.view({s.experts, segments}).select(1, segments - 1));
   }
+  if (tiled) {  // each expert's slice padded to whole tiles
+    tile_layout_kernel<<<opgen::cuda::grid_size(tiles, kThreads), kThreads, 0, stream>>>(
+        ints(ends_at), experts, tiles, ints(row_offset_at), ints(tile_expert_at), ints(token_of_row_at));
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+  }
   scatter_kernel<<<sort_blocks, kThreads, 0, stream>>>(ints(expert_of_pair_at), pairs, experts, segments, k,
-                                                       ints(starts_at), ints(token_of_row_at), ints(row_of_pair_at));
+                                                       ints(starts_at), tiled ? ints(row_offset_at) : nullptr,
+                                                       ints(token_of_row_at), ints(row_of_pair_at));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
-  at::Tensor sorted_x = at::empty({pairs, s.hidden}, x.options());
+  at::Tensor sorted_x = at::empty({rows, s.hidden}, x.options());
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "moe_gather_cuda",
                                   [&] { gather<scalar_t>(x_c, ints(token_of_row_at), sorted_x, stream); });
 
   // 4. The expert FFNs on the expert-sorted rows.
   const at::Tensor expert_ends = int_tensor(ends_at, s.experts);
-  const at::Tensor w1_c = w1.contiguous();
-  const at::Tensor w2_c = w2.contiguous();
   at::Tensor out_rows;
-  if (grouped_gemm_operands(sorted_x, w1_c, w2_c)) {
-    out_rows = expert_ffn_grouped(sorted_x, w1_c, w2_c, expert_ends, stream);
-  }
-  if (!out_rows.defined()) {
+  if (tiled) {
+    out_rows = expert_ffn_tiles(sorted_x, w1_c, w2_c, ints(tile_expert_at), stream);
+  } else if (x.scalar_type() == at::kBFloat16 && grouped_gemm_operands(x_c, w1_c, w2_c)) {
+    out_rows = expert_ffn_torch_grouped(sorted_x, w1_c, w2_c, expert_ends);
+  } else {
     out_rows = expert_ffn_per_expert(sorted_x, w1_c, w2_c, expert_ends);
   }
 
