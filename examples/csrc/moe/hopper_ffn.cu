@@ -268,8 +268,9 @@ typename Gemm::Arguments arguments(int64_t rows, int n, int k, int experts, cons
   args.epilogue.thread.beta = 0.0f;
   args.scheduler.used_tiles = tile_expert + rows / kExpertTileRows;
   // Bands of 2 tile rows where N has 8 tiles or more, else 1 (H200, T=4096 d=1024, bfloat16: E=8's
-  // up GEMM, N=4096, 114 us in bands of 2 (or 4 or 8) against 147 in bands of 1; its down GEMM,
-  // N=1024, 91-97 against 113; E=64's, N=512 and 1024, 67 and 63 against 68 and 66).
+  // up GEMM, N=4096, 112.5-119.4 us in bands of 2 against 146.9-151.1 in bands of 1; E=64's GEMMs,
+  // N=512 and 1024, 63-67 us in bands of 1 against 66-69 in bands of 2 to 8; E=8's down GEMM, N=1024,
+  // no difference beyond the wave step its routing decides).
   args.scheduler.max_swizzle_size = n / kTileN >= 8 ? 2 : 1;
   return args;
 }
@@ -299,28 +300,39 @@ void run(Gemm& gemm, const typename Gemm::Arguments& args, void* workspace, cuda
 }
 
 template <typename Element>
-size_t scratch_bytes(const HopperFfn& ffn) {
+size_t scratch_bytes(const Problems<Element>& p) {
   using K = Kernels<Element>;
-  const Problems<Element> p = problems<Element>(ffn);
   return std::max(K::GeluGemm::get_workspace_size(p.up), K::PlainGemm::get_workspace_size(p.down));
 }
 
 template <typename Element>
-bool implementable(const HopperFfn& ffn) {
+bool implementable(const Problems<Element>& p) {
   using K = Kernels<Element>;
-  const Problems<Element> p = problems<Element>(ffn);
   return K::GeluGemm::can_implement(p.up) == cutlass::Status::kSuccess &&
          K::PlainGemm::can_implement(p.down) == cutlass::Status::kSuccess;
 }
 
+// Both GEMMs' arguments built once: checked, then run.
 template <typename Element>
-void run_ffn(const HopperFfn& ffn, void* scratch, cudaStream_t stream) {
+void run_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_size, cudaStream_t stream) {
   using K = Kernels<Element>;
   const Problems<Element> p = problems<Element>(ffn);
+  if (!implementable(p)) {
+    throw std::runtime_error("moe: hopper_ffn cannot take these sizes");
+  }
+  if (scratch_size < scratch_bytes(p)) {
+    throw std::runtime_error("moe: hopper_ffn scratch too small");
+  }
   typename K::GeluGemm up_gemm;
   typename K::PlainGemm down_gemm;
   run(up_gemm, p.up, scratch, stream);
   run(down_gemm, p.down, scratch, stream);
+}
+
+// CUTLASS's problem sizes are ints.
+bool fits_int(int64_t row_count, int64_t hidden, int64_t ffn) {
+  constexpr int64_t kMost = std::numeric_limits<int>::max();
+  return row_count <= kMost && hidden <= kMost && ffn <= kMost;
 }
 
 // The sizes alone (no pointers): what the host-side questions need.
@@ -355,30 +367,26 @@ bool hopper_ffn_available() {
 }
 
 bool hopper_ffn_takes(int64_t row_count, int64_t hidden, int64_t ffn, bool half) {
-  constexpr int64_t kMost = std::numeric_limits<int>::max();
-  if (row_count > kMost || hidden > kMost || ffn > kMost) {
+  if (!fits_int(row_count, hidden, ffn)) {
     return false;
   }
   const HopperFfn f = sizes(row_count, 1, int(hidden), int(ffn), half);
-  return half ? implementable<cutlass::half_t>(f) : implementable<cutlass::bfloat16_t>(f);
+  return half ? implementable(problems<cutlass::half_t>(f)) : implementable(problems<cutlass::bfloat16_t>(f));
 }
 
 size_t hopper_ffn_scratch_bytes(int64_t row_count, int experts, int hidden, int ffn, bool half) {
   const HopperFfn f = sizes(row_count, experts, hidden, ffn, half);
-  return half ? scratch_bytes<cutlass::half_t>(f) : scratch_bytes<cutlass::bfloat16_t>(f);
+  return half ? scratch_bytes(problems<cutlass::half_t>(f)) : scratch_bytes(problems<cutlass::bfloat16_t>(f));
 }
 
 void hopper_ffn(const HopperFfn& ffn, void* scratch, size_t scratch_bytes, cudaStream_t stream) {
-  if (!hopper_ffn_takes(ffn.row_count, ffn.hidden, ffn.ffn, ffn.half)) {
+  if (!fits_int(ffn.row_count, ffn.hidden, ffn.ffn)) {
     throw std::runtime_error("moe: hopper_ffn cannot take these sizes");
   }
-  if (scratch_bytes < hopper_ffn_scratch_bytes(ffn.row_count, ffn.experts, ffn.hidden, ffn.ffn, ffn.half)) {
-    throw std::runtime_error("moe: hopper_ffn scratch too small");
-  }
   if (ffn.half) {
-    run_ffn<cutlass::half_t>(ffn, scratch, stream);
+    run_ffn<cutlass::half_t>(ffn, scratch, scratch_bytes, stream);
   } else {
-    run_ffn<cutlass::bfloat16_t>(ffn, scratch, stream);
+    run_ffn<cutlass::bfloat16_t>(ffn, scratch, scratch_bytes, stream);
   }
 }
 

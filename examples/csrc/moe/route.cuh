@@ -149,7 +149,7 @@ __device__ __forceinline__ acc_t warp_dot(const A* __restrict__ a, const B* __re
   return opgen::cuda::warp_sum(sum);
 }
 
-// rows[g] . x over n elements for each g < count (count <= kGroup; rows kGroup apart by row_stride),
+// rows[g] . x over n elements for each g < count (count <= kGroup; row g at rows + g * row_stride),
 // by one warp (every lane gets each sum), in acc_t, kVec elements a lane at a time (every row 16-byte
 // aligned, n a multiple of kVec) or one: each of x's vectors is loaded and widened once for all of
 // them, and the count rows' vectors are in flight together. The same sums, in the same order, as
