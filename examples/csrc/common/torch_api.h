@@ -278,8 +278,16 @@ inline void zero_(Tensor& t) {
 
 #ifdef OPGEN_CUDA_HOST
 
+// torch's stable types have hidden visibility (each library keeps its own copy of their inline
+// code); a class holding one is hidden too, else GCC warns at every file that includes this one.
+#if defined(OPGEN_STABLE_API) && defined(__GNUC__) && !defined(_WIN32)
+#define OPGEN_HOLDS_STABLE_TYPES __attribute__((visibility("hidden")))
+#else
+#define OPGEN_HOLDS_STABLE_TYPES
+#endif
+
 // Makes t's GPU the current device until the end of the scope; does nothing for a CPU tensor.
-class DeviceGuard {
+class OPGEN_HOLDS_STABLE_TYPES DeviceGuard {
  public:
   explicit DeviceGuard(const Tensor& t) {
     if (t.is_cuda()) {
