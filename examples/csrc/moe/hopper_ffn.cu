@@ -13,7 +13,9 @@
 // 208-237 against 215-218 (the down GEMM takes 4 waves of 132 tiles at 132 tile rows or fewer,
 // 91.6-98.3 us, and a fifth for the few tiles of a 133rd, 111.9-117.1 us: which the routing decides).
 // (The tiles: of 10 tile, cluster and schedule choices for the grouped GEMMs, ping-pong 64x256x64
-// tiles without clusters were the fastest for both GEMMs of both layers.)
+// tiles without clusters were the fastest for both GEMMs of both layers; over the expert tiles too,
+// against clusters of 2 tile rows sharing B's loads, cooperative 128x256 tiles and 64x128 tiles in
+// clusters, each with the slices padded to 128 rows: results/h200/README.md.)
 //
 // CUTLASS comes from the nvidia-cutlass package (headers only; the build finds them where it is
 // installed). Without it, or without sm_90a code, hopper_ffn_available() is false and moe uses
