@@ -16,9 +16,10 @@ HEADERS = ("checks.h", "cpu_loops.h", "definitions.h", "kernel_types.h", "row_pr
 
 
 def cuda_include():
-    """The CUDA toolkit's headers (the CUDA host parts include cuda_runtime_api.h), or None."""
-    nvcc = shutil.which("nvcc")
-    include = Path(nvcc).resolve().parent.parent / "include" if nvcc else None
+    """The CUDA toolkit's headers (the CUDA host parts include cuda_runtime_api.h), or None: where
+    torch's build looks (CUDA_HOME, nvcc on PATH, /usr/local/cuda)."""
+    home = torch.utils.cpp_extension.CUDA_HOME
+    include = Path(home) / "include" if home else None
     return include if include is not None and (include / "cuda_runtime_api.h").is_file() else None
 
 
@@ -37,7 +38,7 @@ def test_common_headers_compile_without_warnings(mode):
     if "-DOPGEN_WITH_CUDA" in flags:
         include = cuda_include()
         if include is None:
-            pytest.skip("no CUDA toolkit headers (nvcc not on PATH)")
+            pytest.skip("no CUDA toolkit found (CUDA_HOME, nvcc on PATH, /usr/local/cuda)")
         flags.append(f"-I{include}")
     torch_includes = [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
     source = "".join(f'#include "common/{header}"\n' for header in HEADERS)
