@@ -199,8 +199,17 @@ def opgen_commands() -> list[list[str]]:
     return [[name, "--kind", "rowwise", "--schema", schema] for name, (schema, *_) in FAMILIES.items()]
 
 
+# What each computes, for its module's docstring (the note `opgen new` leaves there).
+SUMMARIES = {
+    "layer_norm": "(x - mean) / sqrt(var + eps) * weight + bias over each row.",
+    "softmax": "exp(x - max) / sum(exp(x - max)) over each row.",
+    "log_softmax": "x - max - log(sum(exp(x - max))) over each row.",
+    "rotary": "x cos + rotate_half(x) sin on each row's first 2h elements (h = d / 2).",
+}
+
+
 def apply(project: Path) -> None:
-    """Replace each op's placeholder functors, reference and row-length line by the family's."""
+    """Replace each op's placeholder functors, reference, row-length line and summary by the family's."""
     for name, (_, functors, reference, declaration) in FAMILIES.items():
         header = project / "csrc" / name / f"{name}.h"
         text, found = re.subn(r"// Placeholder math.*?\n(?=}  // namespace)", lambda _: functors + "\n", header.read_text(),
@@ -213,7 +222,9 @@ def apply(project: Path) -> None:
         assert found == 1, f"{module}: no placeholder reference"
         text = text.replace("from torch import Tensor\n", "import torch\nfrom torch import Tensor\n")
         text = re.sub(r'    out_cols="d",.*\n', lambda _: declaration, text)
-        module.write_text(text)
+        placeholder = f'"""{name}: Say here in a sentence what it computes, row by row.'
+        assert placeholder in text, f"{module}: no placeholder summary"
+        module.write_text(text.replace(placeholder, f'"""{name}: {SUMMARIES[name]}'))
     (project / "tests" / "test_softmax_edges.py").write_text(EDGE_TEST)
 
 

@@ -15,12 +15,14 @@ HEADERS = ("checks.h", "cpu_loops.h", "definitions.h", "kernel_types.h", "row_pr
            "torch_api.h")
 
 
-def cuda_include():
-    """The CUDA toolkit's headers (the CUDA host parts include cuda_runtime_api.h), or None: where
-    torch's build looks (CUDA_HOME, nvcc on PATH, /usr/local/cuda)."""
+def cuda_includes():
+    """Where cuda_runtime_api.h is (the CUDA host parts include it): the toolkit torch's build finds
+    (CUDA_HOME, nvcc on PATH, /usr/local/cuda), else the CUDA runtime pip installed beside torch,
+    where a generated project's build also looks (_build.cuda_library_include_dirs). [] if neither."""
     home = torch.utils.cpp_extension.CUDA_HOME
-    include = Path(home) / "include" if home else None
-    return include if include is not None and (include / "cuda_runtime_api.h").is_file() else None
+    site = Path(sysconfig.get_paths()["purelib"]) / "nvidia"
+    candidates = ([Path(home) / "include"] if home else []) + [site / "cu13" / "include", *sorted(site.glob("*/include"))]
+    return [str(d) for d in candidates if (d / "cuda_runtime_api.h").is_file()][:1]
 
 
 MODES = {
@@ -36,10 +38,10 @@ def test_common_headers_compile_without_warnings(mode):
         pytest.skip("no C++ compiler")
     flags = list(MODES[mode])
     if "-DOPGEN_WITH_CUDA" in flags:
-        include = cuda_include()
-        if include is None:
-            pytest.skip("no CUDA toolkit found (CUDA_HOME, nvcc on PATH, /usr/local/cuda)")
-        flags.append(f"-I{include}")
+        includes = cuda_includes()
+        if not includes:
+            pytest.skip("no cuda_runtime_api.h: no CUDA toolkit (CUDA_HOME, nvcc on PATH, /usr/local/cuda), none pip installed")
+        flags += [arg for include in includes for arg in ("-isystem", include)]
     torch_includes = [arg for path in torch.utils.cpp_extension.include_paths() for arg in ("-isystem", path)]
     source = "".join(f'#include "common/{header}"\n' for header in HEADERS)
     result = subprocess.run(

@@ -17,4 +17,5 @@ def test_row_wise_families_are_their_math(tmp_path, template_repo):
     row_families.apply(project)
     env = {"OPGEN_JIT": ",".join(row_families.FAMILIES), "TORCH_EXTENSIONS_DIR": str(tmp_path / "ext"),
            "MAX_JOBS": "2", "OPGEN_CPU_ONLY": "1"}  # the activation port compiles the row-wise kernel's .cu here
-    run_project_tests(project, "tests/test_opgen_conformance.py", "tests/test_softmax_edges.py", *NOT_AOTI, env=env)
+    run_project_tests(project, "tests/test_opgen_conformance.py", "tests/test_softmax_edges.py",
+                      "tests/test_opgen_hygiene.py", *NOT_AOTI, env=env)
