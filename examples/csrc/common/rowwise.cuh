@@ -448,7 +448,7 @@ struct RegisterIn {
     if constexpr (kAtUse) {
       if (use.at_use) {
         constexpr int v = kSlot / kVec;
-        if (use.cached != v) {
+        if (use.cached != v) {  // (whole vectors: named_broadcasts_broadcast)
           const S* address = data + base + v * stride;
           asm volatile("ld.global.nc.v4.u32 { %0, %1, %2, %3 }, [%4];"
                        : "=r"(use.cache.x), "=r"(use.cache.y), "=r"(use.cache.z), "=r"(use.cache.w)
@@ -968,12 +968,13 @@ __host__ __device__ __forceinline__ bool broadcast_input(const RowTensors<const 
   return ((kBroadcast >> i) & 1u) != 0 && in.row_stride[i] == 0;
 }
 
-// Whether every input kBroadcast names is broadcast in this call (a kernel may then know it when
-// compiled: kAtUse in register_rows).
+// Whether every input kBroadcast names is broadcast in this call, in whole 16-byte vectors (a kernel
+// may then know it when compiled, and read them a vector at a time: kAtUse in register_rows).
 template <unsigned kBroadcast, typename S, int N>
 bool named_broadcasts_broadcast(const RowTensors<const S, N>& in) {
   for (int i = 0; i < N; ++i) {
-    if (((kBroadcast >> i) & 1u) != 0 && !broadcast_input<kBroadcast>(in, i)) {
+    const bool named = ((kBroadcast >> i) & 1u) != 0;
+    if (named && (!broadcast_input<kBroadcast>(in, i) || in.cols[i] * int64_t(sizeof(S)) % 16 != 0)) {
       return false;
     }
   }
