@@ -16,10 +16,12 @@ from ports import render
 HERE = Path(__file__).resolve().parent
 PACKAGE = "my_ops"
 
-# name -> (schema, Forward and Backward functors, reference body, declaration lines)
+# name -> (schema, what it computes (its module's summary), Forward and Backward functors, reference body,
+# declaration lines)
 FAMILIES = {
     "layer_norm": (
         "(Tensor x, Tensor weight, Tensor bias, float eps=1e-5) -> Tensor",
+        "(x - mean) / sqrt(var + eps) * weight + bias over each row.",
         """// y = (x - mean) / sqrt(var + eps) * weight + bias over the row.
 template <typename T>
 struct Forward {
@@ -64,6 +66,7 @@ struct Backward {
     ),
     "softmax": (
         "(Tensor x) -> Tensor",
+        "exp(x - max) / sum(exp(x - max)) over each row.",
         """// y = exp(x - max) / sum(exp(x - max)) over the row: row.softmax's p[j] (on CUDA, one exp an
 // element where the row is held in registers).
 template <typename T>
@@ -91,6 +94,7 @@ struct Backward {
     ),
     "log_softmax": (
         "(Tensor x) -> Tensor",
+        "x - max - log(sum(exp(x - max))) over each row.",
         """// y = x - max - log(sum(exp(x - max))) over the row, x - max first: it is exact, where max + log(sum)
 // rounded at large logits (1e4 in float32) would cost the result an ulp of 1e4.
 template <typename T>
@@ -122,6 +126,7 @@ struct Backward {
     ),
     "rotary": (
         "(Tensor x, Tensor cos, Tensor sin) -> Tensor",
+        "x cos + rotate_half(x) sin on each row's first 2h elements (h = d / 2).",
         """// y = x cos + rotate_half(x) sin on the row's first 2h elements (h = d / 2), where rotate_half(x)
 // is (-x[h:2h], x[:h]); an odd last element passes through.
 template <typename T>
@@ -199,18 +204,9 @@ def opgen_commands() -> list[list[str]]:
     return [[name, "--kind", "rowwise", "--schema", schema] for name, (schema, *_) in FAMILIES.items()]
 
 
-# What each computes, for its module's docstring (the note `opgen new` leaves there).
-SUMMARIES = {
-    "layer_norm": "(x - mean) / sqrt(var + eps) * weight + bias over each row.",
-    "softmax": "exp(x - max) / sum(exp(x - max)) over each row.",
-    "log_softmax": "x - max - log(sum(exp(x - max))) over each row.",
-    "rotary": "x cos + rotate_half(x) sin on each row's first 2h elements (h = d / 2).",
-}
-
-
 def apply(project: Path) -> None:
     """Replace each op's placeholder functors, reference, row-length line and summary by the family's."""
-    for name, (_, functors, reference, declaration) in FAMILIES.items():
+    for name, (_, summary, functors, reference, declaration) in FAMILIES.items():
         header = project / "csrc" / name / f"{name}.h"
         text, found = re.subn(r"// Placeholder math.*?\n(?=}  // namespace)", lambda _: functors + "\n", header.read_text(),
                               flags=re.S)
@@ -224,7 +220,7 @@ def apply(project: Path) -> None:
         text = re.sub(r'    out_cols="d",.*\n', lambda _: declaration, text)
         placeholder = f'"""{name}: Say here in a sentence what it computes, row by row.'
         assert placeholder in text, f"{module}: no placeholder summary"
-        module.write_text(text.replace(placeholder, f'"""{name}: {SUMMARIES[name]}'))
+        module.write_text(text.replace(placeholder, f'"""{name}: {summary}'))
     (project / "tests" / "test_softmax_edges.py").write_text(EDGE_TEST)
 
 
