@@ -1065,8 +1065,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   // kAtUse: read where used instead (RegisterIn::use), a vector at a time, which frees their
   // registers for prefetching. (Measured on an H200, a LayerNorm of bfloat16 rows in clusters, %
   // of a copy, two runs: 62.6-62.7 against 56.7-56.9 at 32768 elements, 54.1-54.3 against 52.8-52.9
-  // at 65536, where it would spill prefetching and staged its rows instead; in blocks, rows of
-  // 8192 and 16384, 67.8-73.5 against 70.7-74.7: hence clusters only.)
+  // at 65536, where it would spill prefetching and staged its rows instead. In the block kernels
+  // it was mixed: 2.5-3.5 points better at 2048 and 4096, 1-3 worse at 8192 and 16384: clusters
+  // only, so far.)
   if constexpr (kAtUse) {
     ((ins[I].use.at_use = held_broadcast<kBroadcast, kAtUse>(in, I)), ...);
   } else {
