@@ -46,6 +46,15 @@ struct CachedSoftmax {  // row.softmax over the first half of the row (its loops
 };
 
 template <typename T>
+struct Standardized {  // row.mean_var over the first 256 elements
+  template <typename Row, typename In, typename Out>
+  OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
+    const auto stats = row.mean_var(256, [&](auto j) { return x[j]; });
+    row.for_each(y.cols, [&](auto j) { y.set(j, (x[j] - stats.mean) / std::sqrt(stats.var + T(1e-5))); });
+  }
+};
+
+template <typename T>
 struct LongRowsCentred {  // reduces only where rows are longer than 8
   template <typename Row, typename In, typename Out>
   OPGEN_HOST_DEVICE void operator()(const Row& row, const In& x, const Out& y) const {
@@ -73,6 +82,7 @@ int main() {
   probe<Synced<float>, 1>("synced", {}, 1024, 1024);
   probe<Softmax<float>, 1>("softmax", {}, 1024, 1024);
   probe<CachedSoftmax<float>, 1>("row_softmax", {}, 1024, 512);
+  probe<Standardized<float>, 1>("mean_var", {}, 1024, 128);
   probe<LongRowsCentred<float>, 1>("centred_short", {}, 4, 4);
   probe<LongRowsCentred<float>, 1>("centred_long", {}, 16, 16);
 }

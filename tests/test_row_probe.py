@@ -23,6 +23,7 @@ def test_the_launch_tells_reducing_functors_from_the_rest(tmp_path):
         "synced": ("1", "1024"),  # row.sync
         "softmax": ("1", "1024"),  # row.exp_sum
         "row_softmax": ("1", "512"),  # row.softmax over 512, y's 512
+        "mean_var": ("1", "256"),  # row.mean_var over 256, y's 128
         "centred_short": ("0", "4"),  # its row.sum only past 8 elements: rows of 4 do not reduce...
         "centred_long": ("1", "16"),  # ... rows of 16 do
     }

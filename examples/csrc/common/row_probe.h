@@ -40,6 +40,13 @@ struct RowProbe {
   }
 
   template <typename F>
+  OPGEN_HOST_DEVICE auto mean_var(int64_t n, const F& f) const {
+    reduce(n);
+    using T = decltype(f(int64_t(0)));
+    return RowMeanVar<T>{T(0), T(0)};
+  }
+
+  template <typename F>
   OPGEN_HOST_DEVICE auto exp_sum(int64_t n, const F& f) const {
     reduce(n);
     using T = decltype(f(int64_t(0)));

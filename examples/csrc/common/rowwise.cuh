@@ -158,9 +158,10 @@ __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
 // so that each thread has several loads in flight.
 template <int kLanes>
 struct Row {
-  int lane;       // this thread's place among the row's threads
-  int lanes;      // how many threads the row has
-  unsigned mask;  // the row's lanes within the warp (kLanes > 0)
+  static constexpr bool kLaneRow = kLanes > 0;  // a row is lanes of a warp (else a block)
+  int lane;                                     // this thread's place among the row's threads
+  int lanes;                                    // how many threads the row has
+  unsigned mask;                                // the row's lanes within the warp (kLanes > 0)
 
   template <typename T, typename Combine>
   __device__ __forceinline__ T reduce(T value, const Combine& combine) const {
@@ -198,6 +199,24 @@ struct Row {
 #pragma unroll 4
     for (int64_t j = lane; j < n; j += lanes) {
       f(j);
+    }
+  }
+
+  template <typename F>
+  __device__ __forceinline__ auto mean_var(int64_t n, const F& f) const {
+    if constexpr (kLanes > 0) {
+      return two_sum_mean_var(*this, n, f);
+    } else {
+      using T = decltype(f(int64_t(0)));
+      RowSquares<T> partial{T(0), T(0)};
+#pragma unroll 4
+      for (int64_t j = lane; j < n; j += lanes) {
+        const T v = f(j);
+        partial.sum += v;
+        partial.squares += v * v;
+      }
+      const auto sums = reduce(partial, [](const auto& a, const auto& b) { return add_squares(a, b); });
+      return finish_mean_var(sums, n, [&](T mean) { return row_deviations(*this, n, f, mean); });
     }
   }
 
@@ -671,6 +690,23 @@ struct RegisterRow {
   }
 
   template <typename F>
+  __device__ __forceinline__ auto mean_var(int64_t n, const F& f) const {
+    if constexpr (Group::kLaneRow) {
+      return two_sum_mean_var(*this, n, f);
+    } else {
+      using T = decltype(f(int64_t(0)));
+      RowSquares<T> partial{T(0), T(0)};
+      visit(n, [&](auto j) {
+        const T v = f(j);
+        partial.sum += v;
+        partial.squares += v * v;
+      });
+      const auto sums = group.reduce(partial, [](const auto& a, const auto& b) { return add_squares(a, b); });
+      return finish_mean_var(sums, n, [&](T mean) { return row_deviations(*this, n, f, mean); });
+    }
+  }
+
+  template <typename F>
   __device__ __forceinline__ auto exp_sum(int64_t n, const F& f) const {
     return group.reduce(partial_exp_sum([&](const auto& g) { visit(n, g); }, f),
                         [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
@@ -847,6 +883,7 @@ __device__ __forceinline__ unsigned int shared_address(const void* pointer) {
 }
 
 struct ClusterRow {
+  static constexpr bool kLaneRow = false;
   mutable unsigned int reductions = 0;
 
   __device__ __forceinline__ void start() const {
@@ -950,6 +987,8 @@ struct ClusterRow {
 // The threads of a row split over blocks (kSplitRow): launched only for functors that never reduce
 // or sync (probe_row_use says which), so these are never reached.
 struct IndependentRow {
+  static constexpr bool kLaneRow = false;
+
   template <typename T, typename Combine>
   __device__ __forceinline__ T reduce(T value, const Combine&) const {
     __trap();

@@ -18,6 +18,8 @@
 // j < n, row.for_each(n, f) calls f(j) for j < n, row.sync() orders stores before later reads of
 // them. row.exp_sum(n, f) gives .max, the largest f(j), and .sum, the sum of exp(f(j) - .max) (a
 // softmax's), in one reduction where row.max and row.sum take two (common/row_stats.h);
+// row.mean_var(n, f) gives .mean and .var, the mean and (biased) variance of f(j) (a LayerNorm's), in
+// one reduction where the mean's square is at most the variance (else two, as accurate as two sums);
 // row.softmax(n, f) gives that reduction's .max and .sum, and p[j] = exp(f(j) - .max) / .sum for
 // j < n (CUDA keeps each exp where it holds the row in registers: one exp an element);
 // opgen::row_exp(v) (row_stats.h) is e^v as those sums take it, opgen::row_exp2(v) 2^v (one hardware exp2
@@ -91,6 +93,25 @@ struct Row {
       total += Total(f(j));
     }
     return T(total);
+  }
+
+  // Two passes, in double for float terms as sum's.
+  template <typename F>
+  auto mean_var(int64_t n, const F& f) const {
+    using T = decltype(f(int64_t(0)));
+    using Total = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    const Total count = Total(n > 0 ? n : 1);
+    Total total(0);
+    for (int64_t j = 0; j < n; ++j) {
+      total += Total(f(j));
+    }
+    const Total mean = total / count;
+    Total deviations(0);
+    for (int64_t j = 0; j < n; ++j) {
+      const Total d = Total(f(j)) - mean;
+      deviations += d * d;
+    }
+    return RowMeanVar<T>{T(mean), T(deviations / count)};
   }
 
   template <typename F>
