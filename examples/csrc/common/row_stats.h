@@ -127,7 +127,7 @@ OPGEN_HOST_DEVICE RowSquares<T> add_squares(const RowSquares<T>& a, const RowSqu
 // (Measured on an H200, a LayerNorm of bfloat16 rows, % of a copy from 1024 to 65536 elements:
 // 91.6, 90.4, 88.4, 86.9, 80.4, 80.2, 66.3 against 84.0, 79.1, 76.7, 75.1, 69.6, 62.4, 53.5 for two
 // sums; rows offset by 8 standard deviations, taking the second pass, 79.2, 74.4, 72.6, 71.2, 66.1,
-// 60.8, 51.4: 4-6 points below two sums. The sums of squares alone would be 10x less accurate in
+// 60.8, 51.4: 2-5 points below two sums. The sums of squares alone would be 10x less accurate in
 // float32 at 4 standard deviations off, and wrong at 500: errors of 0.3 where two passes' are 3e-4.)
 template <typename T, typename Deviations>
 OPGEN_HOST_DEVICE RowMeanVar<T> finish_mean_var(const RowSquares<T>& sums, int64_t n, const Deviations& deviations) {
