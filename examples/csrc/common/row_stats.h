@@ -120,6 +120,19 @@ OPGEN_HOST_DEVICE RowSquares<T> add_squares(const RowSquares<T>& a, const RowSqu
   return {a.sum + b.sum, a.squares + b.squares};
 }
 
+// One thread's part of a row (visit and f as partial_exp_sum's): its elements' sum and sum of squares.
+template <typename Visit, typename F>
+OPGEN_HOST_DEVICE auto partial_squares(const Visit& visit, const F& f) {
+  using T = decltype(f(int64_t(0)));
+  RowSquares<T> partial{T(0), T(0)};
+  visit([&](auto j) {
+    const T v = f(j);
+    partial.sum += v;
+    partial.squares += v * v;
+  });
+  return partial;
+}
+
 // The mean and variance of n elements from their sum and sum of squares, where that is as accurate
 // as two passes: the mean's square at most the variance (the subtraction then cancels at most one
 // bit; rows of a LayerNorm's activations, centred, are so). Otherwise, or where a sum is not finite,

@@ -207,16 +207,9 @@ struct Row {
     if constexpr (kLanes > 0) {
       return two_sum_mean_var(*this, n, f);
     } else {
-      using T = decltype(f(int64_t(0)));
-      RowSquares<T> partial{T(0), T(0)};
-#pragma unroll 4
-      for (int64_t j = lane; j < n; j += lanes) {
-        const T v = f(j);
-        partial.sum += v;
-        partial.squares += v * v;
-      }
-      const auto sums = reduce(partial, [](const auto& a, const auto& b) { return add_squares(a, b); });
-      return finish_mean_var(sums, n, [&](T mean) { return row_deviations(*this, n, f, mean); });
+      const auto sums = reduce(partial_squares([&](const auto& g) { for_each(n, g); }, f),
+                               [](const auto& a, const auto& b) { return add_squares(a, b); });
+      return finish_mean_var(sums, n, [&](auto mean) { return row_deviations(*this, n, f, mean); });
     }
   }
 
@@ -721,15 +714,9 @@ struct RegisterRow {
     if constexpr (Group::kLaneRow) {
       return two_sum_mean_var(*this, n, f);
     } else {
-      using T = decltype(f(int64_t(0)));
-      RowSquares<T> partial{T(0), T(0)};
-      visit(n, [&](auto j) {
-        const T v = f(j);
-        partial.sum += v;
-        partial.squares += v * v;
-      });
-      const auto sums = group.reduce(partial, [](const auto& a, const auto& b) { return add_squares(a, b); });
-      return finish_mean_var(sums, n, [&](T mean) { return row_deviations(*this, n, f, mean); });
+      const auto sums = group.reduce(partial_squares([&](const auto& g) { visit(n, g); }, f),
+                                     [](const auto& a, const auto& b) { return add_squares(a, b); });
+      return finish_mean_var(sums, n, [&](auto mean) { return row_deviations(*this, n, f, mean); });
     }
   }
 
