@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch.utils.cpp_extension
 
+from helpers import load_module
+
 CSRC = Path(__file__).resolve().parent.parent / "examples" / "csrc"  # rendered from the template's
 HEADERS = ("checks.h", "cpu_loops.h", "definitions.h", "kernel_types.h", "row_probe.h", "row_stats.h", "rowwise.h",
            "torch_api.h")
@@ -18,10 +20,11 @@ HEADERS = ("checks.h", "cpu_loops.h", "definitions.h", "kernel_types.h", "row_pr
 def cuda_includes():
     """Where cuda_runtime_api.h is (the CUDA host parts include it): the toolkit torch's build finds
     (CUDA_HOME, nvcc on PATH, /usr/local/cuda), else the CUDA runtime pip installed beside torch,
-    where a generated project's build also looks (_build.cuda_library_include_dirs). [] if neither."""
+    where a generated project's build also looks (examples/' _build.cuda_library_include_dirs, asked).
+    [] if neither."""
     home = torch.utils.cpp_extension.CUDA_HOME
-    site = Path(sysconfig.get_paths()["purelib"]) / "nvidia"
-    candidates = ([Path(home) / "include"] if home else []) + [site / "cu13" / "include", *sorted(site.glob("*/include"))]
+    build = load_module(CSRC.parent / "opgen_examples" / "_build.py", "examples_build")
+    candidates = ([Path(home) / "include"] if home else []) + [Path(d) for d in build.cuda_library_include_dirs()]
     return [str(d) for d in candidates if (d / "cuda_runtime_api.h").is_file()][:1]
 
 
