@@ -214,6 +214,16 @@ def check_pytest_run(output: str, collected: list[str], conditional: list[str], 
     assert not problems, "\n".join(problems) + "\n" + output[-6000:]
 
 
+def common_program_lines(source: Path, tmp_path: Path, *flags: str) -> list[list[str]]:
+    """Compiles the C++ program `source` against examples/' csrc/common (plain C++, warnings as errors),
+    runs it, and gives its output's lines split into words."""
+    binary = tmp_path / source.stem
+    subprocess.run(["c++", "-std=c++17", *flags, "-Wall", "-Werror", f"-I{REPO / 'examples' / 'csrc'}", str(source),
+                    "-o", str(binary)], check=True, capture_output=True, text=True)
+    output = subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout
+    return [line.split() for line in output.splitlines()]
+
+
 def load_module(path: Path, name: str):
     """The Python file at `path` imported as module `name` (a generated project's _build.py, say)."""
     spec = importlib.util.spec_from_file_location(name, path)

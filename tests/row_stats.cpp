@@ -47,6 +47,7 @@ std::vector<float> spread(int n, float offset) {
 int main() {
   report("centred", spread(4096, 0.0f));
   report("offset_half_spread", spread(4096, 0.25f));
+  report("offset_past_spread", spread(4096, 0.9f));
   report("offset_far", spread(4096, 1000.0f));
   report("constant", std::vector<float>(4096, 3.0f));
   std::vector<float> with_nan = spread(4096, 0.0f);

@@ -4,19 +4,15 @@ read, to learn whether it reduces or syncs across a row's threads, and the longe
 would trap, their threads covering that longest loop (a shorter cover would leave elements unwritten),
 so the answers must be right: tests/row_probe.cpp asks them of functors of each sort (the probe is
 plain C++: any compiler)."""
-import subprocess
 from pathlib import Path
 
+from helpers import common_program_lines
+
 HERE = Path(__file__).resolve().parent
-CSRC = HERE.parent / "examples" / "csrc"  # rendered from the template's csrc/common
 
 
 def test_the_launch_tells_reducing_functors_from_the_rest(tmp_path):
-    binary = tmp_path / "row_probe"
-    subprocess.run(["c++", "-std=c++17", "-Wall", "-Werror", f"-I{CSRC}", str(HERE / "row_probe.cpp"), "-o", str(binary)],
-                   check=True, capture_output=True, text=True)
-    found = {name: (across, longest) for name, across, longest in (
-        line.split() for line in subprocess.run([str(binary)], check=True, capture_output=True, text=True).stdout.splitlines())}
+    found = {name: (across, longest) for name, across, longest in common_program_lines(HERE / "row_probe.cpp", tmp_path)}
     assert found == {
         "rms_norm": ("1", "1024"),  # row.sum
         "gated": ("0", "1024"),  # for_each alone over y's 1024, reading x[j + d] of x's 2048 by plain index
