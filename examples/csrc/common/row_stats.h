@@ -142,6 +142,11 @@ OPGEN_HOST_DEVICE auto partial_squares(const Visit& visit, const F& f) {
 // sums; rows offset by 8 standard deviations, taking the second pass, 79.2, 74.4, 72.6, 71.2, 66.1,
 // 60.8, 51.4: 2-5 points below two sums. The sums of squares alone would be 10x less accurate in
 // float32 at 4 standard deviations off, and wrong at 500: errors of 0.3 where two passes' are 3e-4.)
+// The mean is the first pass's: far off zero, its float sums' rounding moves it by a few spacings at
+// the offset (float32 LayerNorm rows 500 standard deviations off: errors up to 4.3e-4, 11x torch's,
+// whose Welford mean rounds less, on an H200). Corrected in the second pass by the average deviation
+// from it, the error matched torch's, but in one run its extra sum cost rows 8 standard deviations off
+// 12-20 points of a copy and the backward 7-10% at 4096 and 16384 elements (its registers): not taken.
 template <typename T, typename Deviations>
 OPGEN_HOST_DEVICE RowMeanVar<T> finish_mean_var(const RowSquares<T>& sums, int64_t n, const Deviations& deviations) {
   const T count = T(n > 0 ? n : 1);

@@ -17,7 +17,10 @@
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers;
 // - on devices with more memory bandwidth a multiprocessor than an H100's (an H200), blocks of 2
-//   vectors a thread prefetch the next row, and 4 vectors a thread staging it replace 8.
+//   vectors a thread prefetch the next row, and 4 vectors a thread staging it replace 8 (two rows
+//   ahead where a block of 512 threads stages one input: alone on its SM);
+// - a LayerNorm-like forward (two broadcast inputs) reads them where used in clusters of up to 4
+//   blocks, and stages its rows in longer ones.
 // Other rows, and functors that would spill registers there:
 // - up to 256 elements: part of a warp per row, read in place;
 // - longer rows: a block of 64 to 512 threads per row that stages the row's inputs in shared memory,
@@ -790,6 +793,13 @@ constexpr int kClusterVectors = OPGEN_CLUSTER_VECTORS;
 // and 65536 elements against 84-87%, with mailboxes.)
 constexpr int kStagedVectors = 4;
 constexpr int kStagedAhead = 1;
+// A staging block of register_row_block(kStagedVectors) threads is alone on its SM (128 registers a
+// thread): where it stages one input, kLoneStagedAhead rows ahead keep more bytes in flight. (Measured
+// on an H200, bfloat16 rows of 16384, % of a copy, A/B in one run: LayerNorm 88.2 against 85.7,
+// softmax 85.1 against 83.2, log-softmax 78.0 against 77.2; a LayerNorm's backward, two staged
+// inputs, 222 us against 218. Blocks of 128 and 256 threads (4096 and 8192), several an SM, lost 2-4
+// points two rows ahead; three rows ahead were no better at 16384.)
+constexpr int kLoneStagedAhead = 2;
 // Memory a multiprocessor's share of bandwidth keeps busy only with more bytes in flight (Little's
 // law: bandwidth times latency). Past kDeepBandwidthPerSM bytes a second a multiprocessor (an H200:
 // 37 GB/s; an H100: 25), blocks a row prefetch the next row (2 vectors a thread) or stage it (instead
@@ -872,6 +882,11 @@ constexpr int kSplitRow = -2;
 // device allows (an H100 does: non-portable clusters).
 constexpr int kPortableClusterBlocks = 8;
 constexpr int kMostClusterBlocks = 16;
+// The most blocks of a cluster that reads a wide broadcast where used (a LayerNorm forward's
+// kAtUse cluster); longer rows stage theirs. (Measured on an H200, bfloat16 LayerNorm, % of a copy,
+// three runs: rows of 65536, 8 blocks, staged 69.7-70.5 against 65.5-66.9 read at use; of 32768, 4
+// blocks, 75.3-76.6 against 79.6-80.4. Softmax, which holds no weights, prefetches at both.)
+constexpr int kAtUseClusterBlocks = 4;
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
 // reduction combines the blocks' totals in the same order in every block. Each block's thread 0
@@ -1356,11 +1371,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     kernel<<<blocks, threads, size_t(shared_bytes), stream>>>(op, rows, in, out);
     OPGEN_CUDA_LAUNCH_CHECK();
   };
-  // The shared memory of a staging kernel of `threads` threads a block (kStagedAhead + 1 stages of
+  // The shared memory of a staging kernel of `threads` threads a block (ahead + 1 stages of
   // kStagedVectors 16-byte vectors a thread of each row input), and whether a block may have
   // `bytes` (beside its reductions' own).
-  const auto staged_bytes = [&](int threads) {
-    return int64_t(kStagedAhead + 1) * staged_inputs * kStagedVectors * threads * 16;
+  const auto staged_bytes = [&](int threads, int ahead = kStagedAhead) {
+    return int64_t(ahead + 1) * staged_inputs * kStagedVectors * threads * 16;
   };
   const auto shared_fits = [](int64_t bytes) {
     return bytes <= device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>() - 1024;
@@ -1428,6 +1443,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   constexpr auto kLongBlock = register_rows_kernel<kBroadcast, kBlockRow, kRowVectors, Op, S, N, K>;
   constexpr auto kStagedBlock =
       register_rows_kernel<kBroadcast, kBlockRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
+  constexpr auto kLoneStagedBlock =
+      register_rows_kernel<kBroadcast, kBlockRow, kStagedVectors, Op, S, N, K, false, kLoneStagedAhead>;
   const auto block_threads = [&](int vectors_a_thread) {
     return int(power_of_two_covering(vectors, vectors_a_thread, kRowWarp, 1024));
   };
@@ -1453,8 +1470,13 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
     const int staged_threads = block_threads(kStagedVectors);
     const int64_t staged_block_bytes = staged_bytes(staged_threads);
-    if (vectors <= kStagedVectors * register_row_block(kStagedVectors) && fits_in_registers<kStagedBlock>() &&
-        shared_fits(staged_block_bytes)) {
+    const bool staged_block = vectors <= kStagedVectors * register_row_block(kStagedVectors);
+    const int64_t lone_bytes = staged_bytes(staged_threads, kLoneStagedAhead);
+    if (staged_block && staged_threads == register_row_block(kStagedVectors) && staged_inputs == 1 &&
+        fits_in_registers<kLoneStagedBlock>() && shared_fits(lone_bytes)) {
+      return registers(kLoneStagedBlock, staged_threads, 1, lone_bytes);
+    }
+    if (staged_block && fits_in_registers<kStagedBlock>() && shared_fits(staged_block_bytes)) {
       return registers(kStagedBlock, staged_threads, 1, staged_block_bytes);
     }
     if (short_prefetch) {  // (staged_first: the staged block did not fit)
@@ -1479,19 +1501,21 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       if (fits_in_registers<kLongCluster>() && clusters(kLongCluster, kClusterVectors, 0)) {
         return;
       }
+      const bool staged_fits = fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes);
       // Where holding two broadcast inputs or more spills (a LayerNorm's weight and bias), reading
-      // them where used leaves the registers to prefetch with. (Measured for forwards, one output;
-      // a backward keeps staging.)
+      // them where used leaves the registers to prefetch with, in clusters of up to kAtUseClusterBlocks
+      // blocks; longer rows stage. (Measured for forwards, one output; a backward keeps staging.)
       if constexpr (wide_broadcast(kBroadcast) && K == 1) {
         constexpr auto kAtUseCluster =
             register_rows_kernel<kBroadcast, kClusterRow, kClusterVectors, Op, S, N, K, true, 0, true>;
-        if (named_broadcasts_broadcast<kBroadcast>(in) && fits_in_registers<kAtUseCluster>() &&
+        const bool at_use_row =
+            !staged_fits || vectors <= int64_t(kAtUseClusterBlocks) * kClusterVectors * kClusterThreads;
+        if (at_use_row && named_broadcasts_broadcast<kBroadcast>(in) && fits_in_registers<kAtUseCluster>() &&
             clusters(kAtUseCluster, kClusterVectors, 0)) {
           return;
         }
       }
-      if (fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes) &&
-          clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes)) {
+      if (staged_fits && clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes)) {
         return;
       }
     }
