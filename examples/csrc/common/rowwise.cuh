@@ -795,10 +795,11 @@ constexpr int kStagedVectors = 4;
 constexpr int kStagedAhead = 1;
 // A staging block of register_row_block(kStagedVectors) threads is alone on its SM (128 registers a
 // thread): where it stages one input, kLoneStagedAhead rows ahead keep more bytes in flight. (Measured
-// on an H200, bfloat16 rows of 16384, % of a copy, A/B in one run: LayerNorm 88.2 against 85.7,
-// softmax 85.1 against 83.2, log-softmax 78.0 against 77.2; a LayerNorm's backward, two staged
-// inputs, 222 us against 218. Blocks of 128 and 256 threads (4096 and 8192), several an SM, lost 2-4
-// points two rows ahead; three rows ahead were no better at 16384.)
+// on an H200, bfloat16 rows of 16384, % of a copy, A/B in one run, two rounds: LayerNorm 87.4-87.8
+// against 84.8-84.9, softmax 84.0-85.0 against 82.3-82.8, log-softmax 77.3-77.8 against 76.1-76.7.
+// Every staging kernel two rows ahead, in another run: a LayerNorm's backward, two staged inputs, 222
+// us against 218; blocks of 128 and 256 threads (4096 and 8192), several an SM, 2-4 points lower;
+// three rows ahead no better at 16384.)
 constexpr int kLoneStagedAhead = 2;
 // Memory a multiprocessor's share of bandwidth keeps busy only with more bytes in flight (Little's
 // law: bandwidth times latency). Past kDeepBandwidthPerSM bytes a second a multiprocessor (an H200:
@@ -1508,9 +1509,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
       if constexpr (wide_broadcast(kBroadcast) && K == 1) {
         constexpr auto kAtUseCluster =
             register_rows_kernel<kBroadcast, kClusterRow, kClusterVectors, Op, S, N, K, true, 0, true>;
-        const bool at_use_row =
-            !staged_fits || vectors <= int64_t(kAtUseClusterBlocks) * kClusterVectors * kClusterThreads;
-        if (at_use_row && named_broadcasts_broadcast<kBroadcast>(in) && fits_in_registers<kAtUseCluster>() &&
+        const bool staged_first = vectors > int64_t(kAtUseClusterBlocks) * kClusterVectors * kClusterThreads;
+        if (staged_first && staged_fits && clusters(kStagedCluster, kStagedVectors, staged_cluster_bytes)) {
+          return;
+        }
+        if (named_broadcasts_broadcast<kBroadcast>(in) && fits_in_registers<kAtUseCluster>() &&
             clusters(kAtUseCluster, kClusterVectors, 0)) {
           return;
         }
