@@ -885,8 +885,9 @@ constexpr int kPortableClusterBlocks = 8;
 constexpr int kMostClusterBlocks = 16;
 // The most blocks of a cluster that reads a wide broadcast where used (a LayerNorm forward's
 // kAtUse cluster); longer rows stage theirs. (Measured on an H200, bfloat16 LayerNorm, % of a copy,
-// three runs: rows of 65536, 8 blocks, staged 69.7-70.5 against 65.5-66.9 read at use; of 32768, 4
-// blocks, 75.3-76.6 against 79.6-80.4. Softmax, which holds no weights, prefetches at both.)
+// three runs: rows of 65536, 8 blocks, staged 69.7-70.2 against 65.5-66.9 read at use; of 32768, 4
+// blocks, 75.3 against 79.6-80.4 (76.0-76.6 staging two rows ahead). Softmax, which holds no
+// weights, prefetches at both.)
 constexpr int kAtUseClusterBlocks = 4;
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
