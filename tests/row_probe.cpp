@@ -1,5 +1,5 @@
 // Prints, for a few row functors, whether the row-wise CUDA launch finds them reducing across a row's
-// threads, and the longest of their row loops (common/row_probe.h, asked before a CUDA launch; plain
+// threads, and the longest and shortest of their row loops (common/row_probe.h, asked before a CUDA launch; plain
 // C++). tests/test_row_probe.py runs it.
 #include <cmath>
 #include <cstdio>
@@ -63,7 +63,7 @@ struct LongRowsCentred {  // reduces only where rows are longer than 8
   }
 };
 
-// "across longest" for op over inputs of in_cols and an output of out_cols elements a row.
+// "across longest shortest" for op over inputs of in_cols and an output of out_cols elements a row.
 template <typename Op, int N>
 void probe(const char* name, const Op& op, int64_t in_cols, int64_t out_cols) {
   opgen::RowTensors<const S, N> in{};
@@ -73,7 +73,8 @@ void probe(const char* name, const Op& op, int64_t in_cols, int64_t out_cols) {
   opgen::RowTensors<S, 1> out{};
   out.cols[0] = out_cols;
   const auto use = opgen::cuda::probe_row_use(op, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<1>{});
-  std::printf("%s %d %lld\n", name, int(use.across), static_cast<long long>(use.longest));
+  std::printf("%s %d %lld %lld\n", name, int(use.across), static_cast<long long>(use.longest),
+              static_cast<long long>(use.shortest));
 }
 
 int main() {

@@ -2,8 +2,9 @@
 // whether it reduces or syncs across a row's threads (one that does not has its rows split over
 // blocks, where a reduction could not be made), and the longest of its row loops (a split row's
 // threads cover that, not a wider input that the functor reads only by plain index: a gated
-// activation's second half). Torch-free, and free of CUDA too (tests/ compile it with a plain C++
-// compiler).
+// activation's second half) and the shortest (a kernel's twin for whole rows, which checks no
+// element against a row's end, runs only where every loop covers the row). Torch-free, and free of CUDA too (tests/
+// compile it with a plain C++ compiler).
 #pragma once
 
 #include <algorithm>
@@ -17,8 +18,9 @@ namespace examples::opgen::cuda {
 
 // What the probe found.
 struct RowUse {
-  bool across = false;  // a reduction or a sync across the row's threads
-  int64_t longest = 0;  // the largest n of its loops (row.for_each, row.sum, ...)
+  bool across = false;           // a reduction or a sync across the row's threads
+  int64_t longest = 0;           // the largest n of its loops (row.for_each, row.sum, ...)
+  int64_t shortest = INT64_MAX;  // the smallest (none: INT64_MAX)
 };
 
 // A functor run on the host over rows whose elements are never read (its loops do nothing), to learn
@@ -60,7 +62,7 @@ struct RowProbe {
 
   template <typename F>
   OPGEN_HOST_DEVICE void for_each(int64_t n, const F&) const {
-    use->longest = std::max(use->longest, n);
+    loop(n);
   }
 
   OPGEN_HOST_DEVICE void sync() const {
@@ -70,7 +72,12 @@ struct RowProbe {
  private:
   OPGEN_HOST_DEVICE void reduce(int64_t n) const {
     use->across = true;
+    loop(n);
+  }
+
+  OPGEN_HOST_DEVICE void loop(int64_t n) const {
     use->longest = std::max(use->longest, n);
+    use->shortest = std::min(use->shortest, n);
   }
 };
 

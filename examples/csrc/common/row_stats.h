@@ -9,6 +9,7 @@
 // 1024; on an H200, 51% against 63% at 32768.) Torch-free; host and device.
 #pragma once
 
+#include <cfloat>
 #include <cmath>
 #include <type_traits>
 
@@ -69,13 +70,45 @@ OPGEN_HOST_DEVICE T row_exp(T v) {
   }
 }
 
+// exp(v - shift) for the v of a pass, as 2^(v log2(e) - scaled) where scaled is shift log2(e)
+// rounded: one FFMA and an exp2 an element on CUDA (float), where (v - shift) log2(e) takes an FADD
+// and an FMUL. Each term is then off by the same factor, 2^-(scaled - shift log2(e)) (an FMA gives
+// that rounding exactly: up to half an ulp of 1.4 shift, 5e-4 at 1e4), and a sum of them times
+// `correction` is the sum of exp(v - shift), as exact as the two-instruction form's. `fused` is false
+// on the host, for double, and where shift log2(e) is not finite (|shift| > 2.3e38, or NaN): row_exp
+// there. (Measured on an H200, bfloat16 rows of 65536 in clusters, % of a copy, with this and the
+// one-exp combine below against without, in one run, two rounds: softmax 87.3-87.6 against 83.8-83.9,
+// log-softmax 85.9-86.3 against 78.5-79.0; at 16384 and below within a point.)
+template <typename T>
+struct ShiftedExp {
+  bool fused = false;
+  T scaled = T(0);
+  T correction = T(1);
+
+  OPGEN_HOST_DEVICE explicit ShiftedExp(T shift) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (std::is_same_v<T, float>) {
+      scaled = shift * kLog2E<float>;
+      fused = std::fabs(scaled) <= FLT_MAX;
+      correction = fused ? row_exp2(-std::fma(shift, kLog2E<float>, -scaled)) : 1.0f;
+    }
+#endif
+  }
+
+  // 2^(v log2(e) - scaled): exp(v - shift) / correction (only where fused).
+  OPGEN_HOST_DEVICE T operator()(T v) const {
+    return row_exp2(std::fma(v, kLog2E<T>, -scaled));
+  }
+};
+
+// The two sums as one: the larger max, and the smaller one's sum rescaled to it (one exp, no branch).
+// Both empty (max -inf: their difference NaN) add nothing; a NaN max wins, as in row_max.
 template <typename T>
 OPGEN_HOST_DEVICE RowExpSum<T> combine_exp_sums(const RowExpSum<T>& a, const RowExpSum<T>& b) {
-  const T top = row_max(a.max, b.max);
-  if (top == -INFINITY) {  // both empty (or all -inf): nothing to rescale, exp(-inf - -inf) is NaN
-    return {top, a.sum + b.sum};
-  }
-  return {top, a.sum * row_exp(a.max - top) + b.sum * row_exp(b.max - top)};
+  const bool a_larger = a.max >= b.max;
+  const T larger_sum = a_larger ? a.sum : b.sum, smaller_sum = a_larger ? b.sum : a.sum;
+  const T gap = std::fmax(-std::fabs(a.max - b.max), T(-INFINITY));  // NaN (both -inf): -inf
+  return {row_max(a.max, b.max), larger_sum + smaller_sum * row_exp(gap)};
 }
 
 // A row's softmax (row.softmax's): .max and .sum as row.exp_sum gives them, and p[j] = exp(f(j) - max)
@@ -187,6 +220,11 @@ OPGEN_HOST_DEVICE auto partial_exp_sum(const Visit& visit, const F& f) {
   visit([&](auto j) { top = row_max(top, f(j)); });
   const T shift = top == T(-INFINITY) ? T(0) : top;  // no elements, or all -inf: every term is 0
   T sum(0);
+  const ShiftedExp<T> power(shift);
+  if (power.fused) {
+    visit([&](auto j) { sum += power(f(j)); });
+    return RowExpSum<T>{top, sum * power.correction};
+  }
   visit([&](auto j) { sum += row_exp(f(j) - shift); });
   return RowExpSum<T>{top, sum};
 }
