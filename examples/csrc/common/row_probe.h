@@ -3,8 +3,8 @@
 // blocks, where a reduction could not be made), and the longest of its row loops (a split row's
 // threads cover that, not a wider input that the functor reads only by plain index: a gated
 // activation's second half) and the shortest (a kernel's twin for whole rows, which checks no
-// element against a row's end, runs only where every loop covers the row). Torch-free, and free of CUDA too (tests/
-// compile it with a plain C++ compiler).
+// element against a row's end, runs only where every loop covers the row). Torch-free, and free of
+// CUDA too (tests/ compile it with a plain C++ compiler).
 #pragma once
 
 #include <algorithm>

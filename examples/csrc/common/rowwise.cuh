@@ -767,17 +767,17 @@ struct RegisterRow {
     const T shift = top == T(-INFINITY) ? T(0) : top;  // no elements, or all -inf: every exp is 0
     T sum(0);
     const ShiftedExp<T> power(shift);  // its correction goes into the sum and the scale
-    if (power.fused) {
+    const auto keep_exps = [&](const auto& term) {
       visit_every(n, [&](auto j, bool inside) {
-        p.exps[decltype(j)::kSlot] = inside ? power(f(j)) : T(0);
+        p.exps[decltype(j)::kSlot] = inside ? term(f(j)) : T(0);
         sum += p.exps[decltype(j)::kSlot];
       });
+    };
+    if (power.fused) {
+      keep_exps(power);
       sum *= power.correction;
     } else {
-      visit_every(n, [&](auto j, bool inside) {
-        p.exps[decltype(j)::kSlot] = inside ? row_exp(f(j) - shift) : T(0);
-        sum += p.exps[decltype(j)::kSlot];
-      });
+      keep_exps([&](T v) { return row_exp(v - shift); });
     }
     const auto terms =
         group.reduce(RowExpSum<T>{top, sum}, [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
@@ -1404,19 +1404,27 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // ones: rms_norm and softmax, bfloat16 rows of 1024, 99% of a copy against 94% resident; LayerNorm
   // 86% against 90%, at 2048 84% against 88%; for blocks of 8 vectors a thread too, rms_norm rows of
   // 16384: 87-90% against 83-84% resident.) (A kernel staging rows ahead, in shared_bytes, loops over
-  // rows: its blocks are resident.)
+  // rows: its blocks are resident.) A kernel's twin (block_rows) runs as the kernel `as` would, in
+  // blocks of as_threads: resident where it would be, and with no more blocks an SM.
   const int staged_inputs = staged_row_inputs<kBroadcast>(in), broadcast_inputs = N - staged_inputs;
-  const auto registers = [&](auto kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
-                             int vectors_a_thread = 2, bool prefetching = false) {
+  using RowKernel = void (*)(Op, int64_t, RowTensors<const S, N>, RowTensors<S, K>);
+  const auto registers = [&](RowKernel kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
+                             int vectors_a_thread = 2, bool prefetching = false, RowKernel as = nullptr,
+                             int as_threads = 0) {
+    const int resident_threads = as != nullptr ? as_threads : threads;
     const bool resident =
         shared_bytes > 0 || prefetching ||
-        (rows_per_block == 1 ? vectors_a_thread == 2 && (threads >= 8 * kRowWarp || broadcast_inputs >= 2)
+        (rows_per_block == 1 ? vectors_a_thread == 2 && (resident_threads >= 8 * kRowWarp || broadcast_inputs >= 2)
                              : rows_per_block * vectors * 16 < 4096);
     allow_shared_bytes(kernel, shared_bytes);
-    const auto blocks =
+    auto blocks =
         resident
             ? resident_blocks(kernel, threads, shared_bytes, rows, rows_per_block)
             : static_cast<unsigned int>(std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, INT32_MAX));
+    if (resident && as != nullptr) {
+      allow_shared_bytes(as, shared_bytes);
+      blocks = std::min(blocks, resident_blocks(as, threads, shared_bytes, rows, rows_per_block));
+    }
     kernel<<<blocks, threads, size_t(shared_bytes), stream>>>(op, rows, in, out);
     OPGEN_CUDA_LAUNCH_CHECK();
   };
@@ -1464,18 +1472,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     if constexpr (sizeof(S) < 8) {  // (double: no twins, for compile time)
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
       if (exact > 0 && exact % kRowWarp == 0 && exact <= threads) {
-        const int64_t bytes = shared_bytes / threads * exact;
-        const bool resident = shared_bytes > 0 || prefetching ||
-                              (vectors_a_thread == 2 && (threads >= 8 * kRowWarp || broadcast_inputs >= 2));
-        allow_shared_bytes(Kernels::kWholeRows, bytes);
-        allow_shared_bytes(Kernels::kRagged, bytes);
-        const unsigned int blocks = resident
-                                        ? std::min(resident_blocks(Kernels::kWholeRows, int(exact), bytes, rows, 1),
-                                                   resident_blocks(Kernels::kRagged, int(exact), bytes, rows, 1))
-                                        : static_cast<unsigned int>(std::min<int64_t>(rows, INT32_MAX));
-        Kernels::kWholeRows<<<blocks, int(exact), size_t(bytes), stream>>>(op, rows, in, out);
-        OPGEN_CUDA_LAUNCH_CHECK();
-        return;
+        return registers(Kernels::kWholeRows, int(exact), 1, shared_bytes / threads * exact, vectors_a_thread,
+                         prefetching, Kernels::kRagged, threads);
       }
     }
     registers(Kernels::kRagged, threads, 1, shared_bytes, vectors_a_thread, prefetching);
