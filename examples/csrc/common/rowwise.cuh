@@ -21,9 +21,9 @@
 //   ahead where a block of 512 threads stages one input: alone on its SM);
 // - a LayerNorm-like forward (two broadcast inputs) reads them where used in clusters of up to 4
 //   blocks, and stages its rows in longer ones;
-// - whole rows (every row tensor as wide, whole vectors for each thread, in a whole number of warps
-//   or, in clusters, blocks) run a twin of the kernel without bounds checks, with as many warps or
-//   blocks as hold the row exactly (RegisterKernel).
+// - whole rows (every row tensor as wide, a whole number of each thread's vectors) run a twin of the
+//   kernel without bounds checks, with as many warps or cluster blocks as hold the row, the threads
+//   past it idle (RegisterKernel).
 // Other rows, and functors that would spill registers there:
 // - up to 256 elements: part of a warp per row, read in place;
 // - longer rows: a block of 64 to 512 threads per row that stages the row's inputs in shared memory,
@@ -486,7 +486,7 @@ struct ReadAtUse {
 struct HeldInRegisters {};
 
 // kWhole (a whole-row twin of a kernel, register_rows): every vector of this thread is wholly in the
-// row, so its loads, copies and stores go unchecked.
+// row (an idle thread's too: it holds another's), so its loads, copies and stores go unchecked.
 template <typename S, int kVecs, bool kAtUse = false, bool kWhole = false>
 struct RegisterIn {
   using storage_t = S;
@@ -651,12 +651,22 @@ struct RegisterSoftmax : RowSoftmax<T, F> {
 // RowSlot of its register (a loop past the widest row would index past every tensor).
 // Reductions across the row's threads: Group is a Row (lanes of a warp, or the block) or a
 // ClusterRow. kWhole: every loop reaches past this thread's last slot (RowUse::shortest), so none
-// checks its elements against the row's end.
+// checks its elements against the row's end. A thread past the row's threads (the idle tail of its
+// last warp, !holds) runs every loop over another thread's elements (no branch around them: a
+// branch cost a softmax's staging block 92 registers against 64), and its part of each reduction is
+// the reduction's identity, what visiting nothing gives; its outputs are not stored (register_rows).
 template <typename Layout, typename Group, bool kWhole = false>
 struct RegisterRow {
   int64_t base;
   int64_t stride;
   Group group;
+  bool holds = true;  // (kWhole) this thread's elements are its own, not another's
+
+  // Reduces this thread's part across the row's threads; `nothing` stands for an idle thread's.
+  template <typename T, typename Combine>
+  __device__ __forceinline__ T reduce(const T& part, const T& nothing, const Combine& combine) const {
+    return group.reduce(kWhole && !holds ? nothing : part, combine);
+  }
 
   // A pack, not a loop: each slot's offset is a constant whatever the compiler unrolls. One bounds
   // check per vector where the whole vector is in the row (every vector but a row's last).
@@ -718,7 +728,7 @@ struct RegisterRow {
     using T = decltype(f(int64_t(0)));
     T total(0);
     visit(n, [&](auto j) { total += f(j); });
-    return group.reduce(total, [](T a, T b) { return a + b; });
+    return reduce(total, T(0), [](T a, T b) { return a + b; });
   }
 
   template <typename F>
@@ -726,7 +736,7 @@ struct RegisterRow {
     using T = decltype(f(int64_t(0)));
     T best = T(-INFINITY);
     visit(n, [&](auto j) { best = row_max(best, f(j)); });
-    return group.reduce(best, [](T a, T b) { return row_max(a, b); });
+    return reduce(best, T(-INFINITY), [](T a, T b) { return row_max(a, b); });
   }
 
   template <typename F>
@@ -739,16 +749,17 @@ struct RegisterRow {
     if constexpr (Group::kLaneRow) {
       return two_sum_mean_var(*this, n, f);
     } else {
-      const auto sums = group.reduce(partial_squares([&](const auto& g) { visit(n, g); }, f),
-                                     [](const auto& a, const auto& b) { return add_squares(a, b); });
+      const auto sums =
+          reduce(partial_squares([&](const auto& g) { visit(n, g); }, f), partial_squares([](const auto&) {}, f),
+                 [](const auto& a, const auto& b) { return add_squares(a, b); });
       return finish_mean_var(sums, n, [&](auto mean) { return row_deviations(*this, n, f, mean); });
     }
   }
 
   template <typename F>
   __device__ __forceinline__ auto exp_sum(int64_t n, const F& f) const {
-    return group.reduce(partial_exp_sum([&](const auto& g) { visit(n, g); }, f),
-                        [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
+    return reduce(partial_exp_sum([&](const auto& g) { visit(n, g); }, f), partial_exp_sum([](const auto&) {}, f),
+                  [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
   }
 
   // One exp an element: each of this thread's exp(f(j) - its own largest), kept by slot, times one
@@ -779,8 +790,8 @@ struct RegisterRow {
     } else {
       keep_exps([&](T v) { return row_exp(v - shift); });
     }
-    const auto terms =
-        group.reduce(RowExpSum<T>{top, sum}, [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
+    const auto terms = reduce(RowExpSum<T>{top, sum}, RowExpSum<T>{T(-INFINITY), T(0)},
+                              [](const auto& a, const auto& b) { return combine_exp_sums(a, b); });
     p.max = terms.max;
     p.sum = terms.sum;
     p.log2_sum = std::log2(terms.sum);
@@ -1127,6 +1138,9 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
   constexpr int kVec = RowLayout<S, kVecs>::kVec;
   int lanes = kThreads > 0 ? kThreads : int(blockDim.x), lane = int(threadIdx.x) % lanes;
   int64_t first_row = 0, row_step = 0;
+  // A whole row's threads (kWhole): as many as hold it, kVecs vectors each; the rest of its last warp
+  // or block idle.
+  const int whole_row_lanes = kWhole ? int((N > 0 ? in.cols[0] : out.cols[0]) / (kVecs * kVec)) : 0;
   if constexpr (kThreads == kSplitRow) {
     lane += int(blockIdx.y) * lanes;
     lanes *= int(gridDim.y);
@@ -1136,7 +1150,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const auto cluster = cooperative_groups::this_cluster();
     lane += int(cluster.block_rank()) * lanes;
-    lanes *= int(cluster.num_blocks());
+    lanes = kWhole ? whole_row_lanes : lanes * int(cluster.num_blocks());
     first_row = blockIdx.x / cluster.num_blocks();
     row_step = gridDim.x / cluster.num_blocks();
 #endif
@@ -1144,6 +1158,15 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
     const int rows_per_block = kThreads > 0 ? kRegisterBlock / kThreads : 1;
     first_row = int64_t(blockIdx.x) * rows_per_block + threadIdx.x / lanes;
     row_step = int64_t(gridDim.x) * rows_per_block;
+    if constexpr (kWhole && kThreads == kBlockRow) {
+      lanes = whole_row_lanes;
+    }
+  }
+  // An idle thread holds the elements of another (of lane % lanes): its loads and any plain-index
+  // reads stay in the row, with no branch (RegisterRow).
+  const bool holds = !kWhole || lane < lanes;
+  if (!holds) {
+    lane %= lanes;
   }
   const int64_t base = int64_t(lane) * kVec, stride = int64_t(lanes) * kVec;
   const auto group = [&] {
@@ -1157,7 +1180,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
       return Row<kThreads>{lane, lanes, lanes_mask<kThreads>(lane)};
     }
   }();
-  const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>, kWhole> row{base, stride, group};
+  const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>, kWhole> row{base, stride, group, holds};
   if constexpr (kThreads == kClusterRow) {
     group.start();
   }
@@ -1234,7 +1257,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
       ((ins[I].use.cached = -1), ...);  // a constant again: the compiler folds which vector each read needs
     }
     op(row, ins[I]..., outs[O]...);
-    (outs[O].store(outs[O].data), ...);
+    (outs[O].store(holds ? outs[O].data : nullptr), ...);  // (an idle thread's are another's)
   }
   if constexpr (kThreads == kClusterRow) {
     group.finish();
@@ -1459,20 +1482,25 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
     return whole && fits_in_registers<Kernels::kWholeRows>() ? cols / each : 0;
   };
-  // A block per row of `threads` (a power of two), vectors_a_thread vectors a thread; whole rows in
-  // a whole number of warps run the twin, with as many threads as they need (shared memory staging
-  // rows in proportion), resident where the kernel's blocks would be, and then no more of them an
-  // SM than the kernel's registers allow: the launches were measured so (a staging block of 512
-  // threads is alone on its SM, kLoneStagedAhead). (Measured on an H200, bfloat16, % of a copy, one
-  // build, two rounds: softmax rows of 16384 91.9-92.0 held to the kernel's one block an SM against
-  // 87.8-88.0 at the twin's two; the other forwards from 1024 to 65536 within a point either way.)
+  // A block per row of `threads` (a power of two), vectors_a_thread vectors a thread; whole rows run
+  // the twin, with as many warps as they need (the last one's threads past the row idle; shared
+  // memory staging rows in proportion), resident where the kernel's blocks would be, and then no
+  // more of them an SM than the kernel's registers allow: the launches were measured so (a staging
+  // block of 512 threads is alone on its SM, kLoneStagedAhead). (Measured on an H200, bfloat16, % of
+  // a copy, one build, two rounds: softmax rows of 16384 91.9-92.0 held to the kernel's one block an
+  // SM against 87.8-88.0 at the twin's two; the other forwards from 1024 to 65536 within a point
+  // either way. Idle threads against the ragged kernel, A/B in one run, two rounds, LayerNorm /
+  // softmax / log-softmax: rows of 2880 94.8 / 92.9 / 92.1 against 55.7 / 57.5 / 54.2, of 2304
+  // 93.3 / 95.0 / 93.1 against 44.5 / 44.8 / 40.9, of 1152 82.7 / 88.8 / 80.3 against 41.8 / 38.9 /
+  // 35.6.)
   const auto block_rows = [&](auto kernels, int threads, int64_t shared_bytes, int vectors_a_thread,
                               bool prefetching = false) {
     using Kernels = decltype(kernels);
     if constexpr (sizeof(S) < 8) {  // (double: no twins, for compile time)
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      if (exact > 0 && exact % kRowWarp == 0 && exact <= threads) {
-        return registers(Kernels::kWholeRows, int(exact), 1, shared_bytes / threads * exact, vectors_a_thread,
+      const int64_t warps = (exact + kRowWarp - 1) / kRowWarp * kRowWarp;
+      if (exact > 0 && warps <= threads) {
+        return registers(Kernels::kWholeRows, int(warps), 1, shared_bytes / threads * warps, vectors_a_thread,
                          prefetching, Kernels::kRagged, threads);
       }
     }
@@ -1593,15 +1621,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     constexpr auto kLongCluster = LongCluster::kRagged;
     constexpr auto kStagedCluster = StagedCluster::kRagged;
     const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
-    // Whole rows of a whole number of blocks run the twin, in as many blocks as they need.
+    // Whole rows run the twin, in as many blocks as they need (the threads past the row idle: on an
+    // H200, bfloat16 rows of 36864, 4.5 blocks' worth, 77.7 / 82.3 / 75.0% of a copy against 33.2 /
+    // 32.7 / 29.4 for LayerNorm / softmax / log-softmax).
     const auto clusters = [&](auto kernels, int vectors_a_thread, int64_t shared_bytes) {
       using Kernels = decltype(kernels);
       int blocks_per_row =
           int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * kClusterThreads, 2, kMostClusterBlocks));
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      if (exact > 0 && exact % kClusterThreads == 0 && exact / kClusterThreads <= blocks_per_row) {
-        return launch_clusters(Kernels::kWholeRows, stream, kClusterThreads, int(exact / kClusterThreads), shared_bytes,
-                               op, rows, in, out);
+      const int64_t blocks = (exact + kClusterThreads - 1) / kClusterThreads;
+      if (exact > 0 && blocks <= blocks_per_row) {
+        return launch_clusters(Kernels::kWholeRows, stream, kClusterThreads, int(blocks), shared_bytes, op, rows, in,
+                               out);
       }
       return launch_clusters(Kernels::kRagged, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in,
                              out);
