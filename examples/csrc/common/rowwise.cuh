@@ -654,7 +654,8 @@ struct RegisterSoftmax : RowSoftmax<T, F> {
 // checks its elements against the row's end. A thread past the row's threads (the idle tail of its
 // last warp, !holds) runs every loop over another thread's elements (no branch around them: a
 // branch cost a softmax's staging block 92 registers against 64), and its part of each reduction is
-// the reduction's identity, what visiting nothing gives; its outputs are not stored (register_rows).
+// the reduction's identity, what visiting nothing gives; its outputs are not stored (register_rows: a
+// plain-index write, y.set(j + h, v), repeats the other thread's, the same value).
 template <typename Layout, typename Group, bool kWhole = false>
 struct RegisterRow {
   int64_t base;
@@ -1294,8 +1295,10 @@ template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S,
 struct RegisterKernel {
   static constexpr auto kRagged =
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, false>;
+  // (double: the kernel itself, launch_rows running no twin: taking a twin's address here would
+  // compile it.)
   static constexpr auto kWholeRows =
-      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, true>;
+      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, (sizeof(S) < 8)>;
 };
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -1498,10 +1501,10 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     using Kernels = decltype(kernels);
     if constexpr (sizeof(S) < 8) {  // (double: no twins, for compile time)
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      const int64_t warps = (exact + kRowWarp - 1) / kRowWarp * kRowWarp;
-      if (exact > 0 && warps <= threads) {
-        return registers(Kernels::kWholeRows, int(warps), 1, shared_bytes / threads * warps, vectors_a_thread,
-                         prefetching, Kernels::kRagged, threads);
+      const int64_t warp_threads = (exact + kRowWarp - 1) / kRowWarp * kRowWarp;
+      if (exact > 0 && warp_threads <= threads) {
+        return registers(Kernels::kWholeRows, int(warp_threads), 1, shared_bytes / threads * warp_threads,
+                         vectors_a_thread, prefetching, Kernels::kRagged, threads);
       }
     }
     registers(Kernels::kRagged, threads, 1, shared_bytes, vectors_a_thread, prefetching);
