@@ -1293,12 +1293,13 @@ __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
 template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false,
           int kAhead = 0, bool kAtUse = false>
 struct RegisterKernel {
+  // Whether the twin exists (not for double, for compile time): launch_rows runs it only where it
+  // does, and kWholeRows is then the kernel itself (taking a twin's address here would compile it).
+  static constexpr bool kTwinned = sizeof(S) < 8;
   static constexpr auto kRagged =
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, false>;
-  // (double: the kernel itself, launch_rows running no twin: taking a twin's address here would
-  // compile it.)
   static constexpr auto kWholeRows =
-      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, (sizeof(S) < 8)>;
+      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, kTwinned>;
 };
 
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
@@ -1499,7 +1500,7 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   const auto block_rows = [&](auto kernels, int threads, int64_t shared_bytes, int vectors_a_thread,
                               bool prefetching = false) {
     using Kernels = decltype(kernels);
-    if constexpr (sizeof(S) < 8) {  // (double: no twins, for compile time)
+    if constexpr (Kernels::kTwinned) {
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
       const int64_t warp_threads = (exact + kRowWarp - 1) / kRowWarp * kRowWarp;
       if (exact > 0 && warp_threads <= threads) {
