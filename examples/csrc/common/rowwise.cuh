@@ -860,6 +860,20 @@ constexpr int kLoneStagedAhead = 2;
 #define OPGEN_DEEP_BANDWIDTH_PER_SM 30e9
 #endif
 constexpr double kDeepBandwidthPerSM = OPGEN_DEEP_BANDWIDTH_PER_SM;
+// How long a load takes to return under full load, for Little's law: a multiprocessor keeps its share
+// of bandwidth busy with that share times kLoadLatency bytes in flight. On deep devices a forward's
+// whole rows (one staged input) run in blocks of kRowVectors a thread, a grid of every row, where
+// the rows resident an SM hold that much, and are shorter than the widest such block. (Measured on
+// an H200, 37 GB/s an SM, bfloat16, % of a copy, A/B in one run, two rounds. Where the blocks an SM
+// held 61-80 KB of rows: softmax at 3072 98.5 against 95.3 staged or prefetched, 4096 96.9 against
+// 89.8-90.1, 8192 96.7-96.8 against 92.2-92.9, 12288 95.8-95.9 against 85.0-85.7; log-softmax at
+// 4096 97.5 against 88.4-88.9, 6144 92.9-93.6 against 89.3, 8192 95.5 against 91.2-91.6; rms_norm
+// at 4096 98.0-98.1 against 91.6-92.1, 8192 98.1-98.4 against 94.1-94.5. Where they held 46-51 KB
+// (log-softmax's blocks have 128 registers a thread, softmax's 96), lost: log-softmax at 3072 88.0
+// against 94.2-94.6, 4608 82.1 against 90.0-91.5, 12288 78.0-78.4 against 85.2-85.7. Rows of 16384,
+// whose widest blocks run two an SM, lost to the staging block alone on its SM: softmax 91.1-91.9
+// against 93.8-94.5, though rms_norm would gain there: 93.4 against 89.2-89.3.)
+constexpr double kLoadLatency = 1.5e-6;
 static_assert(kRowVectors == 2 || kRowVectors == 4 || kRowVectors == 8, "2, 4 or 8 vectors a thread");
 static_assert(kClusterVectors == 2 || kClusterVectors == 4, "2 or 4 vectors a thread of a cluster");
 constexpr int64_t kShortBlockRow = 256;
@@ -889,6 +903,20 @@ constexpr int kSplitThreads = OPGEN_SPLIT_THREADS;
 #endif
 constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
+// Rows that kSmallClusterBlocks blocks of kSmallClusterThreads hold run in such blocks instead: at
+// 96 registers a thread five fit an SM where two of 256 do, so more rows are resident, and a whole
+// row's last block leaves fewer threads idle. Each reduction then sends to more blocks, which costs
+// more on longer rows. (Measured on an H200, bfloat16, % of a copy, A/B in one run, two rounds,
+// softmax / log-softmax / LayerNorm: rows of 20480 (5 blocks of 128) 93.8 / 91.9-92.1 / 86.6-87.0
+// against 80.3-81.0 / 73.1-73.3 / 82.1, 24576 (6) 93.1-93.3 / 91.9-92.0 / 89.0-89.2 against
+// 88.7-89.1 / 85.8-86.0 / 88.9-89.1, 32768 (8) 92.8-92.9 / 90.0-90.3 / 88.5-88.6 against 88.4-88.6 /
+// 86.2-86.3 / 88.5-88.6, 36864 (9) 88.6 / 83.3-83.5 / 83.5-83.9 against 82.1 / 75.1-75.2 / 77.5-77.6;
+// the LayerNorm backward 194-204 us against 201-230. Mixed at 40960 (10 blocks): forwards 90.6-91.3 /
+// 86.0-86.1 / 81.7 against 87.8-87.9 / 83.0-83.1 / 82.7-83.1, log-softmax's backward 144 us against
+// 136. Lower from 49152 (12): 65536 (16) 83.4-83.7 / 76.4-76.5 / 80.0-80.3 against 85.0-85.3 /
+// 80.3-80.5 / 80.3-80.7.)
+constexpr int kSmallClusterThreads = 128;
+constexpr int kSmallClusterBlocks = 9;
 // (A portable cluster must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
               "8 blocks of a cluster hold 8192 vectors");
@@ -1305,9 +1333,15 @@ struct RegisterKernel {
 // Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
 // rows each at most. A block that waited for a slot would start only when another had finished.
 template <typename Kernel>
-unsigned int resident_blocks(Kernel kernel, int threads, int64_t shared_bytes, int64_t rows, int64_t rows_per_block) {
+int blocks_per_multiprocessor(Kernel kernel, int threads, int64_t shared_bytes) {
   int per_sm = 0;
   OPGEN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, size_t(shared_bytes)));
+  return per_sm;
+}
+
+template <typename Kernel>
+unsigned int resident_blocks(Kernel kernel, int threads, int64_t shared_bytes, int64_t rows, int64_t rows_per_block) {
+  const int per_sm = blocks_per_multiprocessor(kernel, threads, shared_bytes);
   const int64_t needed = (rows + rows_per_block - 1) / rows_per_block;
   return static_cast<unsigned int>(std::min<int64_t>(needed, int64_t(std::max(per_sm, 1)) * multiprocessor_count()));
 }
@@ -1587,7 +1621,22 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
     // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
     // than 8 vectors a thread. (Asked only here: the other launches do not depend on it.)
-    const bool deep = memory_bandwidth_per_multiprocessor() > kDeepBandwidthPerSM;
+    const double bandwidth = memory_bandwidth_per_multiprocessor();
+    const bool deep = bandwidth > kDeepBandwidthPerSM;
+    // A forward's whole rows in blocks of kRowVectors a thread, where the blocks resident an SM hold
+    // enough bytes in flight (kLoadLatency).
+    if constexpr (LongBlock::kTwinned) {
+      if (deep && staged_inputs == 1 && vectors > short_block_row &&
+          vectors < kRowVectors * register_row_block(kRowVectors)) {
+        const int64_t long_threads = whole_row_threads(LongBlock{}, kRowVectors);
+        const int warp_threads = int((long_threads + kRowWarp - 1) / kRowWarp * kRowWarp);
+        if (long_threads > 0 &&
+            double(blocks_per_multiprocessor(LongBlock::kWholeRows, warp_threads, 0)) * double(vectors * 16) >=
+                bandwidth * kLoadLatency) {
+          return block_rows(LongBlock{}, block_threads(kRowVectors), 0, kRowVectors);
+        }
+      }
+    }
     // A functor with wide broadcasts and one output (a LayerNorm forward) keeps more rows in flight
     // staged (32 threads a row) than prefetching at 128 registers a thread; its backward the reverse.
     const bool staged_first = wide_broadcast(kBroadcast) && K == 1;
@@ -1634,29 +1683,34 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     using StagedCluster = RegisterKernel<kBroadcast, kClusterRow, kStagedVectors, Op, S, N, K, false, kStagedAhead>;
     constexpr auto kLongCluster = LongCluster::kRagged;
     constexpr auto kStagedCluster = StagedCluster::kRagged;
-    const int64_t staged_cluster_bytes = staged_bytes(kClusterThreads);
     // Whole rows run the twin, in as many blocks as they need (the threads past the row idle: on an
     // H200, bfloat16 rows of 36864, 4.5 blocks' worth, 77.7 / 82.3 / 75.0% of a copy against 33.2 /
-    // 32.7 / 29.4 for LayerNorm / softmax / log-softmax).
-    const auto clusters = [&](auto kernels, int vectors_a_thread, int64_t shared_bytes) {
+    // 32.7 / 29.4 for LayerNorm / softmax / log-softmax), in blocks of kSmallClusterThreads where
+    // kSmallClusterBlocks of them hold the row (else, or where no such cluster fits, kClusterThreads).
+    // staged: the kernel stages rows in shared memory (staged_bytes).
+    const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged) {
       using Kernels = decltype(kernels);
-      int blocks_per_row =
-          int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * kClusterThreads, 2, kMostClusterBlocks));
-      const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      const int64_t blocks = (exact + kClusterThreads - 1) / kClusterThreads;
-      if (exact > 0 && blocks <= blocks_per_row) {
-        return launch_clusters(Kernels::kWholeRows, stream, kClusterThreads, int(blocks), shared_bytes, op, rows, in,
-                               out);
-      }
-      return launch_clusters(Kernels::kRagged, stream, kClusterThreads, blocks_per_row, shared_bytes, op, rows, in,
-                             out);
+      const auto launch = [&](int threads, int most_blocks) {
+        const int64_t shared_bytes = staged ? staged_bytes(threads) : 0;
+        const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
+        const int64_t blocks = (exact + threads - 1) / threads;
+        const int blocks_per_row =
+            int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * threads, 2, kMostClusterBlocks));
+        if (exact > 0 && blocks <= blocks_per_row) {
+          return blocks <= most_blocks &&
+                 launch_clusters(Kernels::kWholeRows, stream, threads, int(blocks), shared_bytes, op, rows, in, out);
+        }
+        return blocks_per_row <= most_blocks &&
+               launch_clusters(Kernels::kRagged, stream, threads, blocks_per_row, shared_bytes, op, rows, in, out);
+      };
+      return launch(kSmallClusterThreads, kSmallClusterBlocks) || launch(kClusterThreads, kMostClusterBlocks);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
-      if (fits_in_registers<kLongCluster>() && clusters(LongCluster{}, kClusterVectors, 0)) {
+      if (fits_in_registers<kLongCluster>() && clusters(LongCluster{}, kClusterVectors, false)) {
         return;
       }
-      const bool staged_fits = fits_in_registers<kStagedCluster>() && shared_fits(staged_cluster_bytes);
+      const bool staged_fits = fits_in_registers<kStagedCluster>() && shared_fits(staged_bytes(kClusterThreads));
       // Where holding two broadcast inputs or more spills (a LayerNorm's weight and bias), reading
       // them where used leaves the registers to prefetch with, in clusters of up to kAtUseClusterBlocks
       // blocks; longer rows stage. (Measured for forwards, one output; a backward keeps staging.)
@@ -1664,15 +1718,15 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
         using AtUseCluster = RegisterKernel<kBroadcast, kClusterRow, kClusterVectors, Op, S, N, K, true, 0, true>;
         constexpr auto kAtUseCluster = AtUseCluster::kRagged;
         const bool staged_first = vectors > int64_t(kAtUseClusterBlocks) * kClusterVectors * kClusterThreads;
-        if (staged_first && staged_fits && clusters(StagedCluster{}, kStagedVectors, staged_cluster_bytes)) {
+        if (staged_first && staged_fits && clusters(StagedCluster{}, kStagedVectors, true)) {
           return;
         }
         if (named_broadcasts_broadcast<kBroadcast>(in) && fits_in_registers<kAtUseCluster>() &&
-            clusters(AtUseCluster{}, kClusterVectors, 0)) {
+            clusters(AtUseCluster{}, kClusterVectors, false)) {
           return;
         }
       }
-      if (staged_fits && clusters(StagedCluster{}, kStagedVectors, staged_cluster_bytes)) {
+      if (staged_fits && clusters(StagedCluster{}, kStagedVectors, true)) {
         return;
       }
     }
