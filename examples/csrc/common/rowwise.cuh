@@ -1330,8 +1330,7 @@ struct RegisterKernel {
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, kTwinned>;
 };
 
-// Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
-// rows each at most. A block that waited for a slot would start only when another had finished.
+// Blocks of `threads` that a multiprocessor holds at once (registers, shared memory, threads).
 template <typename Kernel>
 int blocks_per_multiprocessor(Kernel kernel, int threads, int64_t shared_bytes) {
   int per_sm = 0;
@@ -1339,6 +1338,8 @@ int blocks_per_multiprocessor(Kernel kernel, int threads, int64_t shared_bytes) 
   return per_sm;
 }
 
+// Blocks to launch: as many as stay resident together (each loops over rows), for `rows_per_block`
+// rows each at most. A block that waited for a slot would start only when another had finished.
 template <typename Kernel>
 unsigned int resident_blocks(Kernel kernel, int threads, int64_t shared_bytes, int64_t rows, int64_t rows_per_block) {
   const int per_sm = blocks_per_multiprocessor(kernel, threads, shared_bytes);
@@ -1620,7 +1621,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   if (aligned && vectors >= 128) {
     // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
     // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
-    // than 8 vectors a thread. (Asked only here: the other launches do not depend on it.)
+    // than 8 vectors a thread, except for forwards whose 8-vector blocks keep enough in flight
+    // (kLoadLatency). (Asked only here: the other launches do not depend on it.)
     const double bandwidth = memory_bandwidth_per_multiprocessor();
     const bool deep = bandwidth > kDeepBandwidthPerSM;
     // A forward's whole rows in blocks of kRowVectors a thread, where the blocks resident an SM hold
@@ -1685,8 +1687,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     constexpr auto kStagedCluster = StagedCluster::kRagged;
     // Whole rows run the twin, in as many blocks as they need (the threads past the row idle: on an
     // H200, bfloat16 rows of 36864, 4.5 blocks' worth, 77.7 / 82.3 / 75.0% of a copy against 33.2 /
-    // 32.7 / 29.4 for LayerNorm / softmax / log-softmax), in blocks of kSmallClusterThreads where
-    // kSmallClusterBlocks of them hold the row (else, or where no such cluster fits, kClusterThreads).
+    // 32.7 / 29.4 for LayerNorm / softmax / log-softmax). Rows run in blocks of kSmallClusterThreads
+    // where at most kSmallClusterBlocks of them hold the row (else, or where no such cluster fits the
+    // device, kClusterThreads).
     // staged: the kernel stages rows in shared memory (staged_bytes).
     const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged) {
       using Kernels = decltype(kernels);
