@@ -37,8 +37,10 @@ REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 
 # a cluster's for a backward and for 4-byte elements), 64K (a cluster's), longer than shared memory
 # holds (> 64K, odd), empty rows and no rows; 5120 and 40960, whole rows that take blocks and
 # clusters of other than a power of two of warps and blocks (the kernels' twins for whole rows), and
-# 2880 and 36864, whole rows whose last warp or block has idle threads past the row; 8192, a whole
-# row of a prefetching block of 512 threads (2-byte elements).
+# 2880 and 36864, whole rows whose last warp or block has idle threads past the row (36864 in 9
+# cluster blocks of 128 threads); 8192, a whole row of 2-byte elements in an 8-vector block of 128
+# threads on devices with more bandwidth an SM than an H100's (for a LayerNorm, reading weight and
+# bias where used).
 ROWWISE_SHAPES = [
     (1,),
     (7,),

@@ -1527,6 +1527,10 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     }
     return whole && fits_in_registers<Kernels::kWholeRows>() ? cols / each : 0;
   };
+  // The threads a block-per-row twin launches with: the row's, in whole warps; 0 where it does not run.
+  const auto twin_block_threads = [&](auto kernels, int vectors_a_thread) {
+    return int((whole_row_threads(kernels, vectors_a_thread) + kRowWarp - 1) / kRowWarp * kRowWarp);
+  };
   // A block per row of `threads` (a power of two), vectors_a_thread vectors a thread; whole rows run
   // the twin, with as many warps as they need (the last one's threads past the row idle; shared
   // memory staging rows in proportion), resident where the kernel's blocks would be, and then no
@@ -1542,11 +1546,10 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
                               bool prefetching = false) {
     using Kernels = decltype(kernels);
     if constexpr (Kernels::kTwinned) {
-      const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      const int64_t warp_threads = (exact + kRowWarp - 1) / kRowWarp * kRowWarp;
-      if (exact > 0 && warp_threads <= threads) {
-        return registers(Kernels::kWholeRows, int(warp_threads), 1, shared_bytes / threads * warp_threads,
-                         vectors_a_thread, prefetching, Kernels::kRagged, threads);
+      const int warp_threads = twin_block_threads(kernels, vectors_a_thread);
+      if (warp_threads > 0 && warp_threads <= threads) {
+        return registers(Kernels::kWholeRows, warp_threads, 1, shared_bytes / threads * warp_threads, vectors_a_thread,
+                         prefetching, Kernels::kRagged, threads);
       }
     }
     registers(Kernels::kRagged, threads, 1, shared_bytes, vectors_a_thread, prefetching);
@@ -1637,10 +1640,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     if constexpr (LongBlock::kTwinned) {
       const auto enough_in_flight = [&](auto kernels) {
         using Kernels = decltype(kernels);
-        const int64_t threads = whole_row_threads(kernels, kRowVectors);
-        const int warp_threads = int((threads + kRowWarp - 1) / kRowWarp * kRowWarp);
+        const int threads = twin_block_threads(kernels, kRowVectors);
         return threads > 0 &&
-               double(blocks_per_multiprocessor(Kernels::kWholeRows, warp_threads, 0)) * double(vectors * 16) >=
+               double(blocks_per_multiprocessor(Kernels::kWholeRows, threads, 0)) * double(vectors * 16) >=
                    bandwidth * kLoadLatency;
       };
       if (deep && staged_inputs == 1 && vectors > short_block_row &&
@@ -1711,9 +1713,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     // staged: the kernel stages rows in shared memory (staged_bytes).
     const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged) {
       using Kernels = decltype(kernels);
+      const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
       const auto launch = [&](int threads, int most_blocks) {
         const int64_t shared_bytes = staged ? staged_bytes(threads) : 0;
-        const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
         const int64_t blocks = (exact + threads - 1) / threads;
         const int blocks_per_row =
             int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * threads, 2, kMostClusterBlocks));
