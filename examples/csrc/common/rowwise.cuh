@@ -11,14 +11,16 @@
 // - 256 to 2048 vectors (to 16384 elements of 2 bytes): a block of 64 to 256 threads per row, 8
 //   vectors a thread;
 // - up to 16384 vectors (131072 elements of 2 bytes, 65536 of 4), on devices with clusters (compute
-//   capability 9.0): a cluster of 4 to 16 blocks of 256 threads per row (past 8 where the device
-//   allows), the next row prefetched, the blocks' totals exchanged through mailboxes (st.async and
-//   an mbarrier: no cluster barrier);
+//   capability 9.0): a cluster of 2 to 16 blocks of 128 threads per row (of 256 where those do not
+//   hold it; past 8 blocks where the device allows), the next row prefetched, the blocks' totals
+//   exchanged through mailboxes (st.async and an mbarrier: no cluster barrier) and combined by a
+//   warp;
 // - where 8 vectors a thread (or a cluster's 4) would spill (a backward): 4 vectors a thread, and the
 //   next row copied into shared memory ahead (cp.async) instead of registers;
 // - on devices with more memory bandwidth a multiprocessor than an H100's (an H200), blocks of 2
 //   vectors a thread prefetch the next row, and 4 vectors a thread staging it replace 8 (two rows
-//   ahead where a block of 512 threads stages one input: alone on its SM);
+//   ahead where a block of 512 threads stages one input: alone on its SM), and forwards' whole rows
+//   past 32768 elements of 2 bytes run in clusters of 8 vectors a thread where those do not spill;
 // - a LayerNorm-like forward (two broadcast inputs) reads them where used in clusters of up to 4
 //   blocks, and stages its rows in longer ones;
 // - whole rows (every row tensor as wide, a whole number of each thread's vectors) run a twin of the
@@ -140,6 +142,23 @@ __device__ __forceinline__ RowExpSum<T> lanes_reduce(RowExpSum<T> value, const C
   return {top, lanes_reduce(sum, [](T a, T b) { return a + b; }, mask, lanes)};
 }
 
+// Combines the values of a warp's first `count` lanes (the lanes past them hold any of those
+// values), the same way in every warp: a butterfly over them where count is a power of two (it stays
+// among them), else (kAnyCount) a tree into lane 0. Every lane gets lane 0's result.
+template <bool kAnyCount, typename T, typename Combine>
+__device__ __forceinline__ T warp_combine(T value, const Combine& combine, int count) {
+  if (!kAnyCount || (count & (count - 1)) == 0) {
+    value = lanes_reduce(value, combine, 0xffffffffu, count);
+  } else {
+    const int lane = threadIdx.x % kRowWarp;
+    for (int offset = 1 << (31 - __clz(count - 1)); offset > 0; offset /= 2) {
+      const T other = shuffle_down(0xffffffffu, value, offset);
+      value = lane + offset < count ? combine(value, other) : value;
+    }
+  }
+  return shuffle(0xffffffffu, value, 0);
+}
+
 // Reduces value over the block (a power of two of warps, or any number where kAnyWarps): every
 // thread gets the result. (Measured on
 // an H100: two buffers of partials and one barrier a reduction, each lane combining partial
@@ -158,21 +177,10 @@ __device__ __forceinline__ T block_reduce(T value, const Combine& combine) {
     partial[threadIdx.x / kRowWarp] = value;
   }
   __syncthreads();
-  // Each warp combines the partials, a lane each: the butterfly over the first `warps` lanes where
-  // they are a power of two (it stays among them), else a tree into lane 0 (a whole-row twin's
-  // block, RegisterKernel: only its kernels have the code, which costs others registers); lane 0
-  // then has the total for the warp.
+  // Each warp combines the partials, a lane each (a whole-row twin's block, RegisterKernel, may
+  // have any number of warps: only its kernels have that code, which costs others registers).
   const int lane = threadIdx.x % kRowWarp;
-  if (!kAnyWarps || (warps & (warps - 1)) == 0) {
-    value = lanes_reduce(partial[lane < warps ? lane : 0], combine, 0xffffffffu, warps);
-  } else {
-    value = partial[lane < warps ? lane : 0];
-    for (int offset = 1 << (31 - __clz(warps - 1)); offset > 0; offset /= 2) {
-      const T other = shuffle_down(0xffffffffu, value, offset);
-      value = lane + offset < warps ? combine(value, other) : value;
-    }
-  }
-  return shuffle(0xffffffffu, value, 0);
+  return warp_combine<kAnyWarps>(partial[lane < warps ? lane : 0], combine, warps);
 }
 
 // One row's loops, shared by the threads of the row: kLanes lanes of a warp (a short row), or the
@@ -909,10 +917,15 @@ constexpr int kSplitThreads = OPGEN_SPLIT_THREADS;
 #endif
 constexpr int kClusterThreads = OPGEN_CLUSTER_THREADS;
 static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 or 512 threads in a cluster");
-// Rows that kSmallClusterBlocks blocks of kSmallClusterThreads hold run in such blocks instead: at
-// 96 registers a thread five fit an SM where two of 256 do, so more rows are resident, and a whole
-// row's last block leaves fewer threads idle. Each reduction then sends to more blocks, which costs
-// more on longer rows. (Measured on an H200, bfloat16, % of a copy, A/B in one run, two rounds,
+// Rows that up to kMostClusterBlocks blocks of kSmallClusterThreads hold run in such blocks instead:
+// at 96 registers a thread five fit an SM where two of 256 do, so more rows are resident, and a
+// whole row's last block leaves fewer threads idle. (Measured on an H200, bfloat16, % of a copy,
+// A/B in one run, two rounds, with the mailboxes of 0.6.23, softmax / log-softmax / LayerNorm /
+// rms_norm: rows of 40960 (10 blocks of 128) 90.4-91.2 / 86.7-86.8 / 83.1-83.4 / 89.3-89.9 against
+// 92.2-92.4 / 77.2-77.5 / 81.7-82.1 / 90.0-90.1 in blocks of 256, 49152 (12) 93.0-93.2 / 81.8-82.2 /
+// 84.4-84.6 / 90.5-90.7 against 89.8-91.2 / 76.2-76.6 / 80.6-81.0 / 89.6-90.1, 65536 (16) 91.5-91.8
+// / 87.3-87.7 / 84.8-84.9 / 89.6-90.0 against 92.0-92.2 / 82.9-83.3 / 84.2-84.3 / 90.9-91.3. With
+// the mailboxes of 0.6.22, which sent to each block in turn, up to 9 blocks:
 // softmax / log-softmax / LayerNorm: rows of 20480 (5 blocks of 128) 93.8 / 91.9-92.1 / 86.6-87.0
 // against 80.3-81.0 / 73.1-73.3 / 82.1, 24576 (6) 93.1-93.3 / 91.9-92.0 / 89.0-89.2 against
 // 88.7-89.1 / 85.8-86.0 / 88.9-89.1, 32768 (8) 92.8-92.9 / 90.0-90.3 / 88.5-88.6 against 88.4-88.6 /
@@ -922,7 +935,19 @@ static_assert(kClusterThreads == 256 || kClusterThreads == 512, "blocks of 256 o
 // 136. Lower from 49152 (12): 65536 (16) 83.4-83.7 / 76.4-76.5 / 80.0-80.3 against 85.0-85.3 /
 // 80.3-80.5 / 80.3-80.7.)
 constexpr int kSmallClusterThreads = 128;
-constexpr int kSmallClusterBlocks = 9;
+// On deep devices (kDeepBandwidthPerSM), a forward's whole rows that clusters of kClusterVectors a
+// thread would hold only in more than kPortableClusterBlocks blocks of kSmallClusterThreads (past
+// 32768 2-byte elements) run in clusters of kDeepClusterVectors a thread, prefetching: twice the
+// bytes in flight a thread, half the blocks to reduce over. Only where that twin keeps its rows in
+// registers without spilling (softmax's has 117 registers; log-softmax's spills 60 bytes, rms_norm's
+// 544 holding its weight too) and fills its blocks (no idle threads). (Measured on an H200,
+// bfloat16 softmax, % of a copy, blocks of 128, A/B in one run, two rounds, against 4-vector
+// clusters of 128: rows of 40960 91.9-92.0 against 90.7-90.9, 49152 93.6-94.4 against 93.0-93.3,
+// 65536 96.6-96.9 against 91.0-91.7; in another run against 4-vector clusters of 256, 65536 94.6-95.1
+// against 92.0-92.2, and in blocks of 256, 89.5-91.8. Lost: at 36864, whose 4.5 blocks leave threads
+// idle, 88.9-89.5 against 91.4-91.8; at 32768 (8 blocks of 128) 92.8-93.1 against 95.0-95.2;
+// log-softmax's, spilling, 75.3-81.1 against 76.2-92.6 from 32768 to 65536.)
+constexpr int kDeepClusterVectors = 8;
 // (A portable cluster must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
               "8 blocks of a cluster hold 8192 vectors");
@@ -936,14 +961,18 @@ constexpr int register_row_block(int kVecs) {
 constexpr int register_row_min_blocks(int kVecs) {
   return kVecs == 4 ? 1 : 2;
 }
-// Whether a functor has two broadcast inputs or more (a LayerNorm's weight and bias), which it holds
-// in registers beside its rows.
-constexpr bool wide_broadcast(unsigned broadcast) {
+// The inputs a functor may have broadcast (the bits of kBroadcast).
+constexpr int broadcast_count(unsigned broadcast) {
   int inputs = 0;
   for (; broadcast != 0; broadcast &= broadcast - 1) {
     ++inputs;
   }
-  return inputs >= 2;
+  return inputs;
+}
+// Whether a functor has two broadcast inputs or more (a LayerNorm's weight and bias), which it holds
+// in registers beside its rows.
+constexpr bool wide_broadcast(unsigned broadcast) {
+  return broadcast_count(broadcast) >= 2;
 }
 // The most threads of a short block that prefetches (rows of up to kShortBlockRow vectors, 2 a
 // thread), and for such blocks of a functor with wide broadcasts, the fewest resident an SM: 128
@@ -962,6 +991,7 @@ constexpr int kSplitRow = -2;
 // device allows (an H100 does: non-portable clusters).
 constexpr int kPortableClusterBlocks = 8;
 constexpr int kMostClusterBlocks = 16;
+static_assert(kMostClusterBlocks <= 32, "a lane of a warp for each block's total (ClusterRow)");
 // The most blocks of a cluster that reads a wide broadcast where used (a LayerNorm forward's
 // kAtUse cluster); longer rows stage theirs. (Measured on an H200, bfloat16 LayerNorm, % of a copy,
 // three runs: rows of 65536, 8 blocks, staged 69.7-70.2 against 65.5-66.9 read at use; of 32768, 4
@@ -970,14 +1000,21 @@ constexpr int kMostClusterBlocks = 16;
 constexpr int kAtUseClusterBlocks = 4;
 
 // A row spread over the blocks of a thread block cluster (compute capability 9.0 and up): a
-// reduction combines the blocks' totals in the same order in every block. Each block's thread 0
-// sends its total into every block's mailbox with st.async, which counts the bytes on that block's
-// mbarrier; a block waits on its own mbarrier, then reads its mailbox. No cluster barrier: its
+// reduction combines the blocks' totals in the same order in every block. Each block sends its total
+// into every block's mailbox with st.async (thread r to block r), which counts the bytes on that
+// block's mbarrier; a block waits on its own mbarrier, then each warp combines its mailbox, a lane a
+// block (warp_combine: log2(blocks) steps, not blocks - 1 in turn). No cluster barrier: its
 // release semantics would wait for the row's stores to reach L2 at every reduction. The mailboxes
 // alternate between two slots: another block writes this block's slot s again two reductions later,
 // once it has this block's total of the reduction between, which this block sends only after its
 // threads have read slot s (the block reduction's barrier). (start() must run before the first
 // reduction: a block's mailbox is written by the others once its mbarriers are initialized.)
+// (Measured on an H200, bfloat16, % of a copy, A/B in one run, two rounds, against 0.6.22's thread 0
+// sending to each block in turn and each thread combining the mailbox in turn: softmax 92.0-92.2
+// against 85.8-86.7 at 65536, 92.2-92.4 against 86.7-86.9 at 40960; LayerNorm 84.2-84.3 against
+// 81.8 at 65536, its backward 207-209 us against 215-221. Softmax's cluster twin has 80 registers
+// against 96: 45 clusters of 8 blocks of 256 resident against 30. Log-softmax in blocks of 256 lost
+// at 40960, 77.2-77.5 against 81.9-82.3; in the blocks of 128 it now takes, 86.0-86.8.)
 struct ClusterMailbox {
   alignas(16) unsigned int words[2][kMostClusterBlocks][4];  // 16 bytes a block's total at most
   alignas(8) unsigned long long arrived[2];                  // an mbarrier a slot
@@ -1030,20 +1067,20 @@ struct ClusterRow {
       asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(arrived),
                    "r"(blocks * unsigned(4 * kWords))
                    : "memory");
+    }
+    if (threadIdx.x < blocks) {  // (every thread has the block's total)
       unsigned int words[kWords] = {};
       memcpy(words, &total, sizeof(T));
       const unsigned int box = shared_address(mailbox.words[slot][cluster.block_rank()]);
-      for (unsigned int rank = 0; rank < blocks; ++rank) {
-        unsigned int their_box, their_arrived;
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_box) : "r"(box), "r"(rank));
-        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_arrived) : "r"(arrived), "r"(rank));
+      unsigned int their_box, their_arrived;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_box) : "r"(box), "r"(threadIdx.x));
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(their_arrived) : "r"(arrived), "r"(threadIdx.x));
 #pragma unroll
-        for (int w = 0; w < kWords; ++w) {
-          asm volatile(
-              "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(their_box + 4 * w),
-              "r"(words[w]), "r"(their_arrived)
-              : "memory");
-        }
+      for (int w = 0; w < kWords; ++w) {
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(their_box + 4 * w),
+            "r"(words[w]), "r"(their_arrived)
+            : "memory");
       }
     }
     asm volatile(
@@ -1052,14 +1089,10 @@ struct ClusterRow {
         "@!done bra wait; }" ::"r"(arrived),
         "r"(parity)
         : "memory");
-    T result;
-    memcpy(&result, mailbox.words[slot][0], sizeof(T));
-    for (unsigned int rank = 1; rank < blocks; ++rank) {
-      T other;
-      memcpy(&other, mailbox.words[slot][rank], sizeof(T));
-      result = combine(result, other);
-    }
-    return result;
+    const unsigned int lane = threadIdx.x % kRowWarp;
+    T theirs;
+    memcpy(&theirs, mailbox.words[slot][lane < blocks ? lane : 0], sizeof(T));
+    return warp_combine<true>(theirs, combine, int(blocks));
 #else
     __trap();  // launched only on devices with clusters
     return value;
@@ -1334,6 +1367,14 @@ struct RegisterKernel {
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, false>;
   static constexpr auto kWholeRows =
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, kTwinned>;
+};
+
+// A register kernel's twin alone, for a launch that only whole rows take (nothing else compiled).
+template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false>
+struct TwinOnly {
+  static constexpr bool kTwinned = true;
+  static constexpr auto kWholeRows =
+      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, 0, false, true>;
 };
 
 // Blocks of `threads` that a multiprocessor holds at once (registers, shared memory, threads).
@@ -1627,13 +1668,13 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   };
   const int64_t most_short = 2 * register_row_block(2);
   const int64_t short_block_row = broadcast_inputs >= 2 ? 128 : kShortBlockRow;
+  // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
+  // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
+  // than 8 vectors a thread, except for forwards whose 8-vector blocks keep enough in flight
+  // (kLoadLatency); forwards' longest rows in clusters of 8-vector threads (kDeepClusterVectors).
+  const double bandwidth = memory_bandwidth_per_multiprocessor();
+  const bool deep = bandwidth > kDeepBandwidthPerSM;
   if (aligned && vectors >= 128) {
-    // On devices whose multiprocessors each have more bandwidth than an H100's, the deeper pipelines
-    // (kDeepBandwidthPerSM): the short blocks resident, prefetching the next row, and staging rather
-    // than 8 vectors a thread, except for forwards whose 8-vector blocks keep enough in flight
-    // (kLoadLatency). (Asked only here: the other launches do not depend on it.)
-    const double bandwidth = memory_bandwidth_per_multiprocessor();
-    const bool deep = bandwidth > kDeepBandwidthPerSM;
     // A forward's whole rows in blocks of kRowVectors a thread, where the blocks resident an SM hold
     // enough bytes in flight (kLoadLatency); a functor with wide broadcasts (a LayerNorm) reads them
     // where used, where holding them would spill.
@@ -1708,28 +1749,47 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     // Whole rows run the twin, in as many blocks as they need (the threads past the row idle: on an
     // H200, bfloat16 rows of 36864, 4.5 blocks' worth, 77.7 / 82.3 / 75.0% of a copy against 33.2 /
     // 32.7 / 29.4 for LayerNorm / softmax / log-softmax). Rows run in blocks of kSmallClusterThreads
-    // where at most kSmallClusterBlocks of them hold the row (else, or where no such cluster fits the
+    // where up to kMostClusterBlocks of them hold the row (else, or where no such cluster fits the
     // device, kClusterThreads).
     // staged: the kernel stages rows in shared memory (staged_bytes).
     const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged) {
       using Kernels = decltype(kernels);
       const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
-      const auto launch = [&](int threads, int most_blocks) {
+      const auto launch = [&](int threads) {
         const int64_t shared_bytes = staged ? staged_bytes(threads) : 0;
         const int64_t blocks = (exact + threads - 1) / threads;
         const int blocks_per_row =
             int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * threads, 2, kMostClusterBlocks));
         if (exact > 0 && blocks <= blocks_per_row) {
-          return blocks <= most_blocks &&
-                 launch_clusters(Kernels::kWholeRows, stream, threads, int(blocks), shared_bytes, op, rows, in, out);
+          return launch_clusters(Kernels::kWholeRows, stream, threads, int(blocks), shared_bytes, op, rows, in, out);
         }
-        return blocks_per_row <= most_blocks &&
+        return int64_t(blocks_per_row) * vectors_a_thread * threads >= vectors &&
                launch_clusters(Kernels::kRagged, stream, threads, blocks_per_row, shared_bytes, op, rows, in, out);
       };
-      return launch(kSmallClusterThreads, kSmallClusterBlocks) || launch(kClusterThreads, kMostClusterBlocks);
+      return launch(kSmallClusterThreads) || launch(kClusterThreads);
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
+      if constexpr (sizeof(S) < 8 && N - broadcast_count(kBroadcast) <= 1) {
+        // A forward's whole rows past kPortableClusterBlocks blocks of kSmallClusterThreads on deep
+        // devices: blocks of kDeepClusterVectors a thread, prefetching, where that twin keeps its
+        // rows in registers without spilling and fills its blocks. (Compiled only for functors that
+        // may stage one input.)
+        using DeepCluster = TwinOnly<kBroadcast, kClusterRow, kDeepClusterVectors, Op, S, N, K, true>;
+        const int64_t exact =
+            deep && staged_inputs == 1 &&
+                    vectors > int64_t(kPortableClusterBlocks) * kClusterVectors * kSmallClusterThreads &&
+                    kernel_attributes<DeepCluster::kWholeRows>().localSizeBytes == 0
+                ? whole_row_threads(DeepCluster{}, kDeepClusterVectors)
+                : 0;
+        for (const int threads : {kSmallClusterThreads, kClusterThreads}) {
+          const int64_t blocks = (exact + threads - 1) / threads;
+          if (exact > 0 && exact % threads == 0 && blocks <= kMostClusterBlocks &&
+              launch_clusters(DeepCluster::kWholeRows, stream, threads, int(blocks), 0, op, rows, in, out)) {
+            return;
+          }
+        }
+      }
       if (fits_in_registers<kLongCluster>() && clusters(LongCluster{}, kClusterVectors, false)) {
         return;
       }
