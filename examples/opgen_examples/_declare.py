@@ -40,8 +40,9 @@ REDUCTION_SHAPES = [(1,), (7,), (5000,), (33, 65), (3, 5, 1027), (2, 4099), (4, 
 # 2880 and 36864, whole rows whose last warp or block has idle threads past the row (36864 in 9
 # cluster blocks of 128 threads); 8192, a whole row of 2-byte elements in an 8-vector block of 128
 # threads on devices with more bandwidth an SM than an H100's (for a LayerNorm, reading weight and
-# bias where used); there, 40960 and 65536 of 2-byte elements in clusters of 5 and 8 blocks of 8
-# vectors a thread for a forward that fits them (a softmax), else of 10 and 16 blocks of 128 threads.
+# bias where used); there, 36864, 40960 and 65536 of 2-byte elements in clusters of 9 blocks of 64
+# threads and 5 and 8 blocks of 128, 8 vectors a thread, for a forward that fits them (a softmax, a
+# log-softmax rereading its row in each loop), else of 9, 10 and 16 blocks of 128 threads.
 ROWWISE_SHAPES = [
     (1,),
     (7,),

@@ -21,6 +21,8 @@
 //   vectors a thread prefetch the next row, and 4 vectors a thread staging it replace 8 (two rows
 //   ahead where a block of 512 threads stages one input: alone on its SM), and forwards' whole rows
 //   past 32768 elements of 2 bytes run in clusters of 8 vectors a thread where those do not spill;
+// - a forward's whole rows in clusters, 2-byte types: a twin whose loops each reread the row's
+//   elements from its vectors, where that spills less or takes fewer registers (RegisterRow::next_pass);
 // - a LayerNorm-like forward (two broadcast inputs) reads them where used in clusters of up to 4
 //   blocks, and stages its rows in longer ones;
 // - whole rows (every row tensor as wide, a whole number of each thread's vectors) run a twin of the
@@ -449,19 +451,24 @@ __device__ __forceinline__ S vector_element(const uint4& bits, int e) {
   return element;
 }
 
-// Element e of a vector in the math type. A bfloat16 is the high half of its float: one shift or
+// Element e of a vector in the math type, under `pass` (RegisterRow::next_pass: zero when the kernel
+// runs, which the compiler cannot know). A bfloat16 is the high half of its float: one shift or
 // one mask of the 32-bit word holding it (extracting the 2 bytes, then widening, takes two for
-// the high half). With visit_every's check-free path, measured on an H200 (bfloat16, 2^26
-// elements, A/B in one run, % of a copy at rows of 1024 to 65536): softmax 92.5, 92.7, 86.6, 88.8,
-// 79.4, 77.1, 69.7 against 89.1, 87.6, 84.8, 85.8, 77.3, 75.7, 66.4; LayerNorm 82.1, 77.9, 74.3,
-// 73.3, 68.8, 59.5, 54.4 against 77.3, 73.0, 69.7, 69.2, 66.1, 54.7, 50.5 (softmax at 65536: 16%
-// fewer instructions executed).
+// the high half), the pass added in the same instruction. With visit_every's check-free path,
+// measured on an H200 (bfloat16, 2^26 elements, A/B in one run, % of a copy at rows of 1024 to
+// 65536): softmax 92.5, 92.7, 86.6, 88.8, 79.4, 77.1, 69.7 against 89.1, 87.6, 84.8, 85.8, 77.3, 75.7, 66.4;
+// LayerNorm 82.1, 77.9, 74.3, 73.3, 68.8, 59.5, 54.4 against 77.3, 73.0, 69.7, 69.2, 66.1, 54.7, 50.5 (softmax at
+// 65536: 16% fewer instructions executed).
 template <typename S>
-__device__ __forceinline__ opmath_t<S> vector_math_element(const uint4& bits, int e) {
+__device__ __forceinline__ opmath_t<S> vector_math_element(const uint4& bits, int e, unsigned int pass = 0) {
   if constexpr (std::is_same_v<S, __nv_bfloat16> && std::is_same_v<opmath_t<S>, float>) {
     const unsigned int word = (&bits.x)[e / 2];
-    return __uint_as_float(e % 2 == 0 ? word << 16 : word & 0xffff0000u);
-  } else {
+    return __uint_as_float(e % 2 == 0 ? (word << 16) + pass : (word & 0xffff0000u) ^ pass);
+  } else if constexpr (sizeof(S) == 2) {
+    uint4 keyed = bits;
+    (&keyed.x)[e / 2] ^= pass;
+    return convert<opmath_t<S>>(vector_element<S>(keyed, e));
+  } else {  // (a 4-byte element is its own register: nothing to convert again)
     return convert<opmath_t<S>>(vector_element<S>(bits, e));
   }
 }
@@ -478,6 +485,7 @@ template <int kSlot_>
 struct RowSlot {
   static constexpr int kSlot = kSlot_;
   int64_t j;
+  unsigned int pass = 0;  // RegisterRow::next_pass's
   __device__ __forceinline__ operator int64_t() const {
     return j;
   }
@@ -514,7 +522,7 @@ struct RegisterIn {
   [[no_unique_address]] mutable std::conditional_t<kAtUse, ReadAtUse, HeldInRegisters> use;
 
   template <int kSlot>
-  __device__ __forceinline__ math_t operator[](RowSlot<kSlot>) const {
+  __device__ __forceinline__ math_t operator[](RowSlot<kSlot> slot) const {
     if constexpr (kAtUse) {
       if (use.at_use) {
         constexpr int v = kSlot / kVec;
@@ -528,7 +536,7 @@ struct RegisterIn {
         return vector_math_element<S>(use.cache, kSlot % kVec);
       }
     }
-    return vector_math_element<S>(vectors[kSlot / kVec], kSlot % kVec);
+    return vector_math_element<S>(vectors[kSlot / kVec], kSlot % kVec, slot.pass);
   }
 
   __device__ __forceinline__ math_t operator[](int64_t j) const {
@@ -669,7 +677,9 @@ struct RegisterRow {
   int64_t base;
   int64_t stride;
   Group group;
-  bool holds = true;  // (kWhole) this thread's elements are its own, not another's
+  bool holds = true;      // (kWhole) this thread's elements are its own, not another's
+  unsigned int zero = 0;  // zero, from a kernel argument: the compiler cannot know it (next_pass)
+  mutable unsigned int pass = 0;
 
   // Reduces this thread's part across the row's threads; `nothing` stands for an idle thread's.
   template <typename T, typename Combine>
@@ -684,9 +694,10 @@ struct RegisterRow {
                                                std::integer_sequence<int, kElement...>) const {
     const int64_t first = kVector * stride;
     if (kWhole || first + Layout::kVec <= left) {
-      (f(RowSlot<kVector * Layout::kVec + kElement>{base + first + kElement}), ...);
+      (f(RowSlot<kVector * Layout::kVec + kElement>{base + first + kElement, pass}), ...);
     } else {
-      ((first + kElement < left ? f(RowSlot<kVector * Layout::kVec + kElement>{base + first + kElement}) : void()),
+      ((first + kElement < left ? f(RowSlot<kVector * Layout::kVec + kElement>{base + first + kElement, pass})
+                                : void()),
        ...);
     }
   }
@@ -696,8 +707,20 @@ struct RegisterRow {
     (visit_vector<kVector>(left, f, std::make_integer_sequence<int, Layout::kVec>{}), ...);
   }
 
+  // In a kernel that rereads (kRereads in register_rows: `zero` unknown to the compiler), each loop
+  // over the row (visit, visit_every) takes its elements out of their 16-byte vectors again, under a
+  // pass of its own that the compiler cannot tell from the last: it would otherwise keep every
+  // element converted (a float each, where the vectors hold two 2-byte elements a register) from the
+  // first loop to the last, across the row's reductions. (Cluster twins of 8 16-byte bfloat16
+  // vectors a thread: log-softmax 128 registers, no spill, against 60 bytes spilled; of 4, 80
+  // registers against 95.) Elsewhere `zero` is a constant 0, and so is every pass.
+  __device__ __forceinline__ void next_pass() const {
+    pass = pass * 3u + zero;
+  }
+
   template <typename F>
   __device__ __forceinline__ void visit(int64_t n, const F& f) const {
+    next_pass();
     visit_slots(n - base, f, std::make_integer_sequence<int, Layout::kVectors>{});
   }
 
@@ -707,20 +730,21 @@ struct RegisterRow {
   // (Offsets in 32 bits: a register row's thread spans at most 16 blocks of 512 threads' vectors.)
   template <typename F, int... kSlot>
   __device__ __forceinline__ void visit_every_slot(int left, const F& f, std::integer_sequence<int, kSlot...>) const {
-    (f(RowSlot<kSlot>{base + offset(kSlot)}, offset(kSlot) < left), ...);
+    (f(RowSlot<kSlot>{base + offset(kSlot), pass}, offset(kSlot) < left), ...);
   }
 
   // Where every slot is in the row (all threads but those of a ragged row's end), with no check an
   // element: f(j, true).
   template <typename F, int... kSlot>
   __device__ __forceinline__ void visit_inside_slot(const F& f, std::integer_sequence<int, kSlot...>) const {
-    (f(RowSlot<kSlot>{base + offset(kSlot)}, true), ...);
+    (f(RowSlot<kSlot>{base + offset(kSlot), pass}, true), ...);
   }
 
   template <typename F>
   __device__ __forceinline__ void visit_every(int64_t n, const F& f) const {
     constexpr int kSlots = Layout::kVectors * Layout::kVec;
     const int left = int(std::min<int64_t>(n - base, INT32_MAX));
+    next_pass();
     if (kWhole || left > offset(kSlots - 1)) {
       visit_inside_slot(f, std::make_integer_sequence<int, kSlots>{});
     } else {
@@ -948,6 +972,12 @@ constexpr int kSmallClusterThreads = 128;
 // idle, 88.9-89.5 against 91.4-91.8; at 32768 (8 blocks of 128) 92.8-93.1 against 95.0-95.2;
 // log-softmax's, spilling, 75.3-81.1 against 76.2-92.6 from 32768 to 65536.)
 constexpr int kDeepClusterVectors = 8;
+// Such rows that no whole number of blocks of kSmallClusterThreads (nor kClusterThreads) hold run in
+// blocks of kLeastClusterThreads, where those do. (Measured on an H200, bfloat16, % of a copy, A/B in
+// one run, two rounds: rows of 36864, 9 blocks of 64, log-softmax 89.6-89.8 against 86.0-86.4 in 4-vector
+// clusters of 9 blocks of 128, softmax 91.4-91.7 against 91.1-91.6; at 40960, 10 blocks of 64 against
+// 5 of 128, log-softmax 91.0-91.5 against 91.2-91.5, softmax 92.5-92.6 against 93.0-93.1.)
+constexpr int kLeastClusterThreads = 64;
 // (A portable cluster must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
               "8 blocks of a cluster hold 8192 vectors");
@@ -1197,7 +1227,7 @@ struct NoPrefetch {};
 // start on 16-byte boundaries). Tensors are indexed by the packs I and O, never by a loop variable,
 // so that they stay in registers.
 template <unsigned kBroadcast, int kThreads, int kVecs, bool kPrefetch, int kAhead, bool kAtUse, bool kWhole,
-          typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
+          bool kRereads, typename Op, typename S, int N, int K, std::size_t... I, std::size_t... O>
 __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const RowTensors<const S, N>& in,
                                               const RowTensors<S, K>& out, std::index_sequence<I...>,
                                               std::index_sequence<O...>) {
@@ -1248,7 +1278,10 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
       return Row<kThreads>{lane, lanes, lanes_mask<kThreads>(lane)};
     }
   }();
-  const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>, kWhole> row{base, stride, group, holds};
+  // kRereads: each loop rereads the row's elements from its vectors (RegisterRow::next_pass, whose
+  // zero is rows' sign bit: rows > 0); else the compiler sees a zero and may keep them converted.
+  const RegisterRow<RowLayout<S, kVecs>, std::remove_const_t<decltype(group)>, kWhole> row{
+      base, stride, group, holds, kRereads ? unsigned(uint64_t(rows) >> 63) : 0u};
   if constexpr (kThreads == kClusterRow) {
     group.start();
   }
@@ -1335,7 +1368,7 @@ __device__ __forceinline__ void register_rows(const Op& op, int64_t rows, const 
 // (A block per row: register_row_block and register_row_min_blocks set its register budget; a cluster
 // per row: kClusterThreads, 128 registers a thread.)
 template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false,
-          int kAhead = 0, bool kAtUse = false, bool kWhole = false>
+          int kAhead = 0, bool kAtUse = false, bool kWhole = false, bool kRereads = false>
 __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
                                   : kThreads == kSplitRow ? kSplitThreads
                                   : kThreads == kBlockRow && kPrefetch && wide_broadcast(kBroadcast)
@@ -1349,7 +1382,7 @@ __global__ void __launch_bounds__(kThreads == kClusterRow ? kClusterThreads
                                   : kThreads == kBlockRow ? register_row_min_blocks(kVecs)
                                                           : 1)
     register_rows_kernel(Op op, int64_t rows, RowTensors<const S, N> in, RowTensors<S, K> out) {
-  register_rows<kBroadcast, kThreads, kVecs, kPrefetch, kAhead, kAtUse, kWhole>(
+  register_rows<kBroadcast, kThreads, kVecs, kPrefetch, kAhead, kAtUse, kWhole, kRereads>(
       op, rows, in, out, std::make_index_sequence<N>{}, std::make_index_sequence<K>{});
 }
 
@@ -1369,12 +1402,14 @@ struct RegisterKernel {
       register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, kAhead, kAtUse, kTwinned>;
 };
 
-// A register kernel's twin alone, for a launch that only whole rows take (nothing else compiled).
-template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false>
+// A register kernel's twin alone, for a launch that only whole rows take (nothing else compiled);
+// kRereads: its loops reread the row's elements (RegisterRow::next_pass).
+template <unsigned kBroadcast, int kThreads, int kVecs, typename Op, typename S, int N, int K, bool kPrefetch = false,
+          bool kRereads = false>
 struct TwinOnly {
   static constexpr bool kTwinned = true;
   static constexpr auto kWholeRows =
-      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, 0, false, true>;
+      register_rows_kernel<kBroadcast, kThreads, kVecs, Op, S, N, K, kPrefetch, 0, false, true, kRereads>;
 };
 
 // Blocks of `threads` that a multiprocessor holds at once (registers, shared memory, threads).
@@ -1408,9 +1443,13 @@ const cudaFuncAttributes& kernel_attributes() {
 // Whether a register kernel keeps its rows in registers: at most a few spilled words (ptxas spills
 // what a functor with many inputs, outputs or temporaries cannot fit in the registers a thread of
 // that block size may have).
+inline bool fits_in_registers(const cudaFuncAttributes& attributes) {
+  return attributes.localSizeBytes <= 64;
+}
+
 template <auto kKernel>
 bool fits_in_registers() {
-  return kernel_attributes<kKernel>().localSizeBytes <= 64;
+  return fits_in_registers(kernel_attributes<kKernel>());
 }
 
 // Whether the code running a cluster kernel was compiled for clusters (compute capability 9.0): a
@@ -1517,6 +1556,11 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // blocks of as_threads: resident where it would be, and with no more blocks an SM.
   const int staged_inputs = staged_row_inputs<kBroadcast>(in), broadcast_inputs = N - staged_inputs;
   using RowKernel = void (*)(Op, int64_t, RowTensors<const S, N>, RowTensors<S, K>);
+  // A whole-row twin chosen at run time, and what CUDA says of it (none: the kernels' own).
+  struct RowTwin {
+    RowKernel kernel = nullptr;
+    const cudaFuncAttributes* attributes = nullptr;
+  };
   const auto registers = [&](RowKernel kernel, int threads, int64_t rows_per_block, int64_t shared_bytes = 0,
                              int vectors_a_thread = 2, bool prefetching = false, RowKernel as = nullptr,
                              int as_threads = 0) {
@@ -1556,7 +1600,9 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
   // and the twins in 5 and 12 warps and 5 blocks: LayerNorm 51.8 -> 94.5, 61.0 -> 92.6, 36.6 -> 82.2,
   // softmax 49.3 -> 92.8, 53.0 -> 86.2, 34.5 -> 86.9. Lost: softmax at 8192, 90.0-90.4 -> 87.9-88.3,
   // also with the twin held to the kernel's blocks an SM.)
-  const auto whole_row_threads = [&](auto kernels, int vectors_a_thread) -> int64_t {
+  // (twin: the attributes of the twin that runs, where not kernels' own: RowTwin.)
+  const auto whole_row_threads = [&](auto kernels, int vectors_a_thread,
+                                     const cudaFuncAttributes* twin = nullptr) -> int64_t {
     using Kernels = decltype(kernels);
     const int64_t cols = N > 0 ? in.cols[0] : out.cols[0], each = vectors_a_thread * (16 / int64_t(sizeof(S)));
     bool whole = cols > 0 && cols % each == 0 && use.shortest >= cols;
@@ -1566,7 +1612,8 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     for (int k = 0; k < K; ++k) {
       whole = whole && out.cols[k] == cols;
     }
-    return whole && fits_in_registers<Kernels::kWholeRows>() ? cols / each : 0;
+    return whole && fits_in_registers(twin != nullptr ? *twin : kernel_attributes<Kernels::kWholeRows>()) ? cols / each
+                                                                                                          : 0;
   };
   // The threads a block-per-row twin launches with: the row's, in whole warps; 0 where it does not run.
   const auto twin_block_threads = [&](auto kernels, int vectors_a_thread) {
@@ -1752,16 +1799,18 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     // where up to kMostClusterBlocks of them hold the row (else, or where no such cluster fits the
     // device, kClusterThreads).
     // staged: the kernel stages rows in shared memory (staged_bytes).
-    const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged) {
+    // twin: the whole rows' kernel, where not kernels' own (a RowTwin).
+    const auto clusters = [&](auto kernels, int vectors_a_thread, bool staged, RowTwin twin = {}) {
       using Kernels = decltype(kernels);
-      const int64_t exact = whole_row_threads(kernels, vectors_a_thread);
+      const int64_t exact = whole_row_threads(kernels, vectors_a_thread, twin.attributes);
       const auto launch = [&](int threads) {
         const int64_t shared_bytes = staged ? staged_bytes(threads) : 0;
         const int64_t blocks = (exact + threads - 1) / threads;
         const int blocks_per_row =
             int(power_of_two_covering(vectors, int64_t(vectors_a_thread) * threads, 2, kMostClusterBlocks));
         if (exact > 0 && blocks <= blocks_per_row) {
-          return launch_clusters(Kernels::kWholeRows, stream, threads, int(blocks), shared_bytes, op, rows, in, out);
+          return launch_clusters(twin.kernel != nullptr ? twin.kernel : Kernels::kWholeRows, stream, threads,
+                                 int(blocks), shared_bytes, op, rows, in, out);
         }
         return int64_t(blocks_per_row) * vectors_a_thread * threads >= vectors &&
                launch_clusters(Kernels::kRagged, stream, threads, blocks_per_row, shared_bytes, op, rows, in, out);
@@ -1770,27 +1819,53 @@ void launch_rows(cudaStream_t stream, const Op& op, int64_t rows, const RowTenso
     };
     if (aligned && vectors > most_short && vectors <= most_short * kMostClusterBlocks &&
         device_attribute<cudaDevAttrClusterLaunch>() != 0 && built_for_clusters<kLongCluster>()) {
+      // A forward's cluster twins (functors that may stage one input) of 2-byte types are compiled
+      // twice, the second rereading its rows' elements in every loop (RegisterRow::next_pass): whole
+      // rows run the one that spills less, then has fewer registers (leaner). (Measured on an H200,
+      // bfloat16 log-softmax, % of a copy, A/B in one run, two rounds, every loop rereading against
+      // none: 8 vectors a thread, which then no longer spill, 90.6-90.7 at 40960, 90.4-90.8 at 49152
+      // and 93.7-94.6 at 65536 against 4 vectors' 86.9-87.4, 81.3-81.4 and 87.4; 4 vectors, 80
+      // registers against 95, 86.4-86.7 at 36864 against 83.8. Every kernel rereading lost elsewhere:
+      // softmax 1-2 points from 16384, rms_norm up to 1.5, log-softmax 5.5 at 16384, whose staging
+      // block, at 64 registers, then ran two an SM.)
+      const auto leaner = [](auto kernels, auto rereading) {
+        using Kernels = decltype(kernels);
+        const cudaFuncAttributes& own = kernel_attributes<Kernels::kWholeRows>();
+        if constexpr (sizeof(S) == 2) {
+          using Rereading = decltype(rereading);
+          const cudaFuncAttributes& other = kernel_attributes<Rereading::kWholeRows>();
+          if (other.localSizeBytes < own.localSizeBytes ||
+              (other.localSizeBytes == own.localSizeBytes && other.numRegs < own.numRegs)) {
+            return RowTwin{Rereading::kWholeRows, &other};
+          }
+        }
+        return RowTwin{Kernels::kWholeRows, &own};
+      };
+      RowTwin long_twin;
       if constexpr (sizeof(S) < 8 && N - broadcast_count(kBroadcast) <= 1) {
+        long_twin =
+            leaner(LongCluster{}, TwinOnly<kBroadcast, kClusterRow, kClusterVectors, Op, S, N, K, true, true>{});
         // A forward's whole rows past kPortableClusterBlocks blocks of kSmallClusterThreads on deep
         // devices: blocks of kDeepClusterVectors a thread, prefetching, where that twin keeps its
-        // rows in registers without spilling and fills its blocks. (Compiled only for functors that
-        // may stage one input.)
+        // rows in registers without spilling and fills its blocks.
         using DeepCluster = TwinOnly<kBroadcast, kClusterRow, kDeepClusterVectors, Op, S, N, K, true>;
+        const RowTwin deep_twin =
+            leaner(DeepCluster{}, TwinOnly<kBroadcast, kClusterRow, kDeepClusterVectors, Op, S, N, K, true, true>{});
         const int64_t exact =
             deep && staged_inputs == 1 &&
                     vectors > int64_t(kPortableClusterBlocks) * kClusterVectors * kSmallClusterThreads &&
-                    kernel_attributes<DeepCluster::kWholeRows>().localSizeBytes == 0
-                ? whole_row_threads(DeepCluster{}, kDeepClusterVectors)
+                    deep_twin.attributes->localSizeBytes == 0
+                ? whole_row_threads(DeepCluster{}, kDeepClusterVectors, deep_twin.attributes)
                 : 0;
-        for (const int threads : {kSmallClusterThreads, kClusterThreads}) {
+        for (const int threads : {kSmallClusterThreads, kClusterThreads, kLeastClusterThreads}) {
           const int64_t blocks = (exact + threads - 1) / threads;
           if (exact > 0 && exact % threads == 0 && blocks <= kMostClusterBlocks &&
-              launch_clusters(DeepCluster::kWholeRows, stream, threads, int(blocks), 0, op, rows, in, out)) {
+              launch_clusters(deep_twin.kernel, stream, threads, int(blocks), 0, op, rows, in, out)) {
             return;
           }
         }
       }
-      if (fits_in_registers<kLongCluster>() && clusters(LongCluster{}, kClusterVectors, false)) {
+      if (fits_in_registers<kLongCluster>() && clusters(LongCluster{}, kClusterVectors, false, long_twin)) {
         return;
       }
       const bool staged_fits = fits_in_registers<kStagedCluster>() && shared_fits(staged_bytes(kClusterThreads));

@@ -10,6 +10,6 @@ without importing the package.
 """
 
 # The template release this project is on (CHANGELOG.md of the template says what each one asks of you).
-TEMPLATE_VERSION = "0.6.23"
+TEMPLATE_VERSION = "0.6.24"
 # What `declare(...)` reads and the generator writes; `opgen` refuses a project whose API differs.
 DECLARATION_API = 2
