@@ -22,7 +22,8 @@
 //   ahead where a block of 512 threads stages one input: alone on its SM), and forwards' whole rows
 //   past 32768 elements of 2 bytes run in clusters of 8 vectors a thread where those do not spill;
 // - a forward's whole rows in clusters, 2-byte types: a twin whose loops each reread the row's
-//   elements from its vectors, where that spills less or takes fewer registers (RegisterRow::next_pass);
+//   elements from its vectors, where that spills less or takes fewer registers
+//   (RegisterRow::next_pass);
 // - a LayerNorm-like forward (two broadcast inputs) reads them where used in clusters of up to 4
 //   blocks, and stages its rows in longer ones;
 // - whole rows (every row tensor as wide, a whole number of each thread's vectors) run a twin of the
@@ -456,9 +457,9 @@ __device__ __forceinline__ S vector_element(const uint4& bits, int e) {
 // one mask of the 32-bit word holding it (extracting the 2 bytes, then widening, takes two for
 // the high half), the pass added in the same instruction. With visit_every's check-free path,
 // measured on an H200 (bfloat16, 2^26 elements, A/B in one run, % of a copy at rows of 1024 to
-// 65536): softmax 92.5, 92.7, 86.6, 88.8, 79.4, 77.1, 69.7 against 89.1, 87.6, 84.8, 85.8, 77.3, 75.7, 66.4;
-// LayerNorm 82.1, 77.9, 74.3, 73.3, 68.8, 59.5, 54.4 against 77.3, 73.0, 69.7, 69.2, 66.1, 54.7, 50.5 (softmax at
-// 65536: 16% fewer instructions executed).
+// 65536): softmax 92.5, 92.7, 86.6, 88.8, 79.4, 77.1, 69.7 against 89.1, 87.6, 84.8, 85.8, 77.3,
+// 75.7, 66.4; LayerNorm 82.1, 77.9, 74.3, 73.3, 68.8, 59.5, 54.4 against 77.3, 73.0, 69.7, 69.2,
+// 66.1, 54.7, 50.5 (softmax at 65536: 16% fewer instructions executed).
 template <typename S>
 __device__ __forceinline__ opmath_t<S> vector_math_element(const uint4& bits, int e, unsigned int pass = 0) {
   if constexpr (std::is_same_v<S, __nv_bfloat16> && std::is_same_v<opmath_t<S>, float>) {
@@ -973,10 +974,11 @@ constexpr int kSmallClusterThreads = 128;
 // log-softmax's, spilling, 75.3-81.1 against 76.2-92.6 from 32768 to 65536.)
 constexpr int kDeepClusterVectors = 8;
 // Such rows that no whole number of blocks of kSmallClusterThreads (nor kClusterThreads) hold run in
-// blocks of kLeastClusterThreads, where those do. (Measured on an H200, bfloat16, % of a copy, A/B in
-// one run, two rounds: rows of 36864, 9 blocks of 64, log-softmax 89.6-89.8 against 86.0-86.4 in 4-vector
-// clusters of 9 blocks of 128, softmax 91.4-91.7 against 91.1-91.6; at 40960, 10 blocks of 64 against
-// 5 of 128, log-softmax 91.0-91.5 against 91.2-91.5, softmax 92.5-92.6 against 93.0-93.1.)
+// blocks of kLeastClusterThreads, where those do. (Measured on an H200, bfloat16, % of a copy, A/B
+// in one run, two rounds: rows of 36864, 9 blocks of 64, log-softmax 89.6-89.8 against 86.0-86.4 in
+// 4-vector clusters of 9 blocks of 128, softmax 91.4-91.7 against 91.1-91.6; at 40960, 10 blocks of
+// 64 against 5 of 128, log-softmax 91.0-91.5 against 91.2-91.5, softmax 92.5-92.6 against
+// 93.0-93.1.)
 constexpr int kLeastClusterThreads = 64;
 // (A portable cluster must hold a row of 8192 vectors: 65536 2-byte elements.)
 static_assert(kClusterVectors * kClusterThreads >= 1024 && kStagedVectors * kClusterThreads >= 1024,
